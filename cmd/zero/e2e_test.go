@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// zeroBinary builds the real zero binary once per test run.
+func zeroBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zero-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "zero")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{err, string(out)}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func workDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\n"), 0o644)
+	os.Symlink("/etc/passwd", filepath.Join(dir, "passwd"))
+	return dir
+}
+
+// TestStdioEndToEnd spawns the real binary and speaks MCP to it over stdio
+// with the official SDK client, in the newest protocol and in 2025-11-25.
+func TestStdioEndToEnd(t *testing.T) {
+	bin := zeroBinary(t)
+	dir := workDir(t)
+	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			cmd := exec.Command(bin, "mcp", "filesystem", dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("connect: %v; stderr: %s", err, stderr.String())
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 14 {
+				t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
+			}
+			if text, isError := mcptest.Call(t, cs, "read_text_file", map[string]any{"path": "hello.txt"}); isError || text != "hello\n" {
+				t.Errorf("read: %q %v", text, isError)
+			}
+			if _, isError := mcptest.Call(t, cs, "write_file", map[string]any{"path": "new.txt", "content": "x"}); isError {
+				t.Errorf("write failed")
+			}
+			if text, isError := mcptest.Call(t, cs, "read_text_file", map[string]any{"path": "passwd"}); !isError {
+				t.Errorf("symlink to /etc/passwd was read: %q", text)
+			}
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+			if stderr.Len() != 0 {
+				t.Errorf("successful calls logged to stderr: %s", stderr.String())
+			}
+		})
+	}
+}
+
+var listenLine = regexp.MustCompile(`serving MCP over streamable HTTP at (http://\S+)/`)
+
+// startHTTP runs the binary with args and returns the URL it serves.
+func startHTTP(t *testing.T, args ...string) (url string, stderr *strings.Builder, cmd *exec.Cmd) {
+	t.Helper()
+	cmd = exec.Command(zeroBinary(t), args...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stderr = &strings.Builder{}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case url = <-found:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no listen line; stderr: %s", stderr.String())
+	}
+	return url, stderr, cmd
+}
+
+// TestHTTPEndToEnd serves streamable HTTP from the real binary: an SDK client
+// works, and requests whose Host or Origin is not local are refused.
+func TestHTTPEndToEnd(t *testing.T) {
+	dir := workDir(t)
+	url, _, cmd := startHTTP(t, "mcp", "filesystem", "--http", "127.0.0.1:0", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isError := mcptest.Call(t, cs, "read_text_file", map[string]any{"path": "hello.txt"}); isError || text != "hello\n" {
+		t.Errorf("read over HTTP: %q %v", text, isError)
+	}
+	cs.Close()
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, tc := range []struct {
+		name, host, origin string
+		want               int
+	}{
+		{"rebinding host", "attacker.example", "", http.StatusForbidden},
+		{"foreign origin", "", "https://attacker.example", http.StatusForbidden},
+		{"local origin", "", "http://localhost:5173", 0},
+	} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		resp.Body.Close()
+		if tc.want != 0 && resp.StatusCode != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if tc.want == 0 && resp.StatusCode == http.StatusForbidden {
+			t.Errorf("%s: refused", tc.name)
+		}
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("server did not stop on SIGTERM")
+	}
+}
+
+// TestAllowRemoteWarns checks that a non-loopback address, allowed with
+// --allow-remote, is served with a loud warning.
+func TestAllowRemoteWarns(t *testing.T) {
+	_, stderr, _ := startHTTP(t, "mcp", "filesystem", "--http", "0.0.0.0:0", "--allow-remote", workDir(t))
+	if !strings.Contains(stderr.String(), "WARNING: serving MCP on 0.0.0.0:") ||
+		!strings.Contains(stderr.String(), "never expose them on a network you do not control") {
+		t.Errorf("no warning for a remote address; stderr: %s", stderr.String())
+	}
+}
+
+// TestTypeScriptClient drives the real binary with the official TypeScript
+// SDK client (node/tsclient.mjs), which validates every inputSchema and every
+// structuredContent against the tool's outputSchema. It needs the npm
+// packages in node/ (npm ci --prefix node); the README's test command
+// installs them and sets ZERO_REQUIRE_NODE=1 so that this test cannot skip.
+func TestTypeScriptClient(t *testing.T) {
+	script, _ := filepath.Abs("../../node/tsclient.mjs")
+	modules, _ := filepath.Abs("../../node/node_modules/@modelcontextprotocol/sdk")
+	if _, err := os.Stat(modules); err != nil {
+		if os.Getenv("ZERO_REQUIRE_NODE") != "" {
+			t.Fatalf("ZERO_REQUIRE_NODE is set but the npm packages are missing: %v", err)
+		}
+		t.Skip("npm packages not installed; run: npm ci --prefix node")
+	}
+	out, err := exec.Command("node", script, zeroBinary(t), workDir(t)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("TypeScript client: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/mcpserver"
+	"github.com/zero-dev/zero/internal/mcpserver/filesystem"
+)
+
+// An mcpServer is one of the six servers of 'zero mcp'.
+type mcpServer struct {
+	name  string
+	args  string // positional arguments, for usage
+	short string
+	// flags names the flags of a server not built yet, so that a flag given
+	// to the wrong server is named as such. A built server defines its flags
+	// in build.
+	flags []string
+	// build defines the server's own flags on fs and returns what configures
+	// the server once they are parsed. Nil: not built yet.
+	build func(fs *flag.FlagSet) configureFunc
+}
+
+// A configureFunc builds a server from its parsed flags and positional
+// arguments. An unusable configuration is a usage error. cleanup runs after
+// the server stops.
+type configureFunc func(positional []string, stdio Stdio) (server *mcp.Server, cleanup func(), err error)
+
+// owns reports whether flag name belongs to s.
+func (s *mcpServer) owns(name string) bool {
+	if s.build == nil {
+		for _, f := range s.flags {
+			if f == name {
+				return true
+			}
+		}
+		return false
+	}
+	fs := flag.NewFlagSet(s.name, flag.ContinueOnError)
+	s.build(fs)
+	return fs.Lookup(name) != nil
+}
+
+func mcpServers() []*mcpServer {
+	return []*mcpServer{
+		{
+			name:  "filesystem",
+			args:  "[DIR...]",
+			short: "read, write, edit, list and search files inside the allowed directories (default: the working directory)",
+			build: buildFilesystem,
+		},
+		{name: "fetch", short: "fetch web pages as Markdown", flags: []string{"user-agent", "respect-robots-txt", "block-private-networks"}},
+		{name: "memory", short: "a knowledge graph kept in a JSONL file", flags: []string{"memory-file"}},
+		{name: "shell", args: "[DIR...]", short: "run programs (no shell) with the working directory inside the allowed directories", flags: []string{"isolate", "timeout", "max-timeout"}},
+		{name: "skills", short: "discover and read Agent Skills in a workspace", flags: []string{"workspace"}},
+		{name: "agents", short: "agents defined in a workspace, calling a model provider", flags: []string{"workspace"}},
+	}
+}
+
+func mcpCommand() *Command {
+	var long strings.Builder
+	long.WriteString(`Mcp runs exactly one of Zero's MCP servers.
+
+It speaks MCP over stdin and stdout (newline-delimited JSON-RPC; logs go to
+stderr). With --http ADDR it serves streamable HTTP instead; ADDR must be a
+loopback address such as 127.0.0.1:8080 unless --allow-remote is given.
+Requests whose Host or Origin header is not local are refused.
+
+None of these servers is a sandbox: they act with your user's permissions.
+Never expose them on a network you do not control.
+
+Servers:
+
+`)
+	for _, s := range mcpServers() {
+		status := ""
+		if s.build == nil {
+			status = " (not built yet)"
+		}
+		fmt.Fprintf(&long, "\t%-10s %s%s\n", s.name, s.short, status)
+	}
+	long.WriteString(`
+Flags for every server:
+
+	--http ADDR       serve streamable HTTP on ADDR instead of stdio
+	--allow-remote    allow a non-loopback --http address (prints a warning)
+`)
+	return &Command{
+		Name:      "mcp",
+		UsageLine: "mcp <server> [flags] [arguments]",
+		Short:     "run one MCP server (filesystem, fetch, memory, shell, skills, agents)",
+		Long:      long.String(),
+		Run:       runMCP,
+	}
+}
+
+func runMCP(ctx context.Context, stdio Stdio, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing server: want one of %s", serverNames())
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		fmt.Fprint(stdio.Out, "usage: zero "+mcpCommand().UsageLine+"\n\n"+mcpCommand().Long)
+		return errHelp
+	}
+	var srv *mcpServer
+	for _, s := range mcpServers() {
+		if s.name == args[0] {
+			srv = s
+		}
+	}
+	if srv == nil {
+		return usagef("unknown server %q: want one of %s", args[0], serverNames())
+	}
+	if srv.build == nil {
+		return usagef("the %s server is not built yet", srv.name)
+	}
+
+	fs := flag.NewFlagSet("zero mcp "+srv.name, flag.ContinueOnError)
+	httpAddr := fs.String("http", "", "serve streamable HTTP on this address")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --http address")
+	configure := srv.build(fs)
+	usage := fmt.Sprintf("usage: zero mcp %s [--http ADDR [--allow-remote]] %s\n\n%s.\n", srv.name, srv.args, srv.short)
+	positional, err := parseFlags(fs, args[1:], stdio.Out, usage)
+	if err != nil {
+		return explainFlagError(err, srv)
+	}
+	opts := mcpserver.Options{Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err}
+	if *allowRemote && *httpAddr == "" {
+		return usagef("--allow-remote needs --http")
+	}
+	if *httpAddr != "" {
+		l, err := localhttp.CheckAddr(*httpAddr, *allowRemote)
+		if err != nil {
+			return usagef("--http: %v; pass --allow-remote to serve other hosts", err)
+		}
+		opts.HTTP = &l
+	}
+	server, cleanup, err := configure(positional, stdio)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	return mcpserver.Serve(ctx, server, opts)
+}
+
+// explainFlagError names the server a misplaced flag belongs to.
+func explainFlagError(err error, srv *mcpServer) error {
+	const undefined = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return err
+	}
+	name := strings.TrimPrefix(msg, undefined)
+	for _, other := range mcpServers() {
+		if other.name != srv.name && other.owns(name) {
+			return usagef("flag --%s belongs to 'zero mcp %s'; the %s server does not take it", name, other.name, srv.name)
+		}
+	}
+	return usagef("unknown flag --%s for the %s server", name, srv.name)
+}
+
+func serverNames() string {
+	var names []string
+	for _, s := range mcpServers() {
+		names = append(names, s.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// buildFilesystem configures the filesystem server: the positional
+// arguments are the allowed directories, or the working directory if none.
+func buildFilesystem(*flag.FlagSet) configureFunc {
+	return func(dirs []string, stdio Stdio) (*mcp.Server, func(), error) {
+		if len(dirs) == 0 {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, nil, usagef("no directory given and the working directory is unknown: %v", err)
+			}
+			dirs = []string{wd}
+		}
+		roots, err := fsroot.Open(dirs)
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		return filesystem.New(roots, stdio.Err), func() { roots.Close() }, nil
+	}
+}

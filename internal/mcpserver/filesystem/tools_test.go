@@ -1,0 +1,301 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
+)
+
+// fixture makes a plain directory tree and returns its canonical path.
+func fixture(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if strings.HasSuffix(name, "/") {
+			os.MkdirAll(p, 0o755)
+			continue
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+type toolCase struct {
+	name    string
+	tool    string
+	args    map[string]any
+	want    string // exact text, unless contains is set
+	contain bool
+	isError bool
+}
+
+func runCases(t *testing.T, cs *mcp.ClientSession, cases []toolCase) {
+	t.Helper()
+	for _, tc := range cases {
+		text, isError := mcptest.Call(t, cs, tc.tool, tc.args)
+		if isError != tc.isError {
+			t.Errorf("%s: isError = %v, want %v; text %q", tc.name, isError, tc.isError, text)
+			continue
+		}
+		if tc.contain {
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("%s: %q does not contain %q", tc.name, text, tc.want)
+			}
+		} else if text != tc.want {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tc.name, cmp.Diff(tc.want, text))
+		}
+	}
+}
+
+func TestReadTools(t *testing.T) {
+	dir := fixture(t, map[string]string{
+		"lines.txt":   "one\ntwo\nthree\nfour\n",
+		"nofinal.txt": "a\nb\nc",
+		"crlf.txt":    "x\r\ny\r\n",
+		"empty.txt":   "",
+		"pic.png":     "\x89PNG fake",
+		"song.mp3":    "ID3 fake",
+		"blob.bin":    "\x00\x01",
+		"dir/":        "",
+	})
+	cs := start(t, dir)
+	p := func(name string) string { return filepath.Join(dir, name) }
+	runCases(t, cs, []toolCase{
+		{name: "whole", tool: "read_text_file", args: map[string]any{"path": p("lines.txt")}, want: "one\ntwo\nthree\nfour\n"},
+		{name: "relative", tool: "read_text_file", args: map[string]any{"path": "lines.txt"}, want: "one\ntwo\nthree\nfour\n"},
+		{name: "deprecated alias", tool: "read_file", args: map[string]any{"path": p("lines.txt")}, want: "one\ntwo\nthree\nfour\n"},
+		{name: "head", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "head": 2}, want: "one\ntwo\n"},
+		{name: "head past end", tool: "read_text_file", args: map[string]any{"path": p("nofinal.txt"), "head": 9}, want: "a\nb\nc"},
+		{name: "tail", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "tail": 2}, want: "three\nfour\n"},
+		{name: "tail no final newline", tool: "read_text_file", args: map[string]any{"path": p("nofinal.txt"), "tail": 2}, want: "b\nc"},
+		{name: "tail all", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "tail": 10}, want: "one\ntwo\nthree\nfour\n"},
+		{name: "tail crlf", tool: "read_text_file", args: map[string]any{"path": p("crlf.txt"), "tail": 1}, want: "y\r\n"},
+		{name: "tail empty", tool: "read_text_file", args: map[string]any{"path": p("empty.txt"), "tail": 3}, want: ""},
+		{name: "head and tail", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "head": 1, "tail": 1}, want: "not both", contain: true, isError: true},
+		{name: "head zero", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "head": 0}, want: "at least 1", contain: true, isError: true},
+		{name: "head fraction", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "head": 1.5}, want: "head", contain: true, isError: true},
+		{name: "unknown argument", tool: "read_text_file", args: map[string]any{"path": p("lines.txt"), "Path": "x"}, want: "Path", contain: true, isError: true},
+		{name: "missing path", tool: "read_text_file", args: map[string]any{}, want: "path is required", contain: true, isError: true},
+		{name: "wrong type", tool: "read_text_file", args: map[string]any{"path": 7}, want: "path", contain: true, isError: true},
+		{name: "missing file", tool: "read_text_file", args: map[string]any{"path": p("nope.txt")}, want: "no such file", contain: true, isError: true},
+		{name: "directory", tool: "read_text_file", args: map[string]any{"path": p("dir")}, want: "is a directory", contain: true, isError: true},
+		{name: "multiple", tool: "read_multiple_files", args: map[string]any{"paths": []string{p("nofinal.txt"), p("nope.txt")}},
+			want: p("nofinal.txt") + ":\na\nb\nc\n\n---\n" + p("nope.txt") + ": Error - " + p("nope.txt") + ": no such file or directory"},
+		{name: "multiple empty", tool: "read_multiple_files", args: map[string]any{"paths": []string{}}, want: "at least one", contain: true, isError: true},
+	})
+	media := func(name string) mcp.Content {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_media_file", Arguments: map[string]any{"path": p(name)}})
+		if err != nil || res.IsError {
+			t.Fatalf("read_media_file %s: %v %v", name, err, mcptest.Text(res))
+		}
+		return res.Content[0]
+	}
+	if img, ok := media("pic.png").(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG fake" {
+		t.Errorf("png: %#v", media("pic.png"))
+	}
+	if au, ok := media("song.mp3").(*mcp.AudioContent); !ok || au.MIMEType != "audio/mpeg" {
+		t.Errorf("mp3: %#v", media("song.mp3"))
+	}
+	res, ok := media("blob.bin").(*mcp.EmbeddedResource)
+	if !ok || res.Resource.MIMEType != "application/octet-stream" || res.Resource.URI != "file://"+p("blob.bin") || string(res.Resource.Blob) != "\x00\x01" {
+		t.Errorf("bin: %#v", media("blob.bin"))
+	}
+}
+
+func TestWriteTools(t *testing.T) {
+	dir := fixture(t, map[string]string{
+		"code.go":  "func main() {\n\tif x {\n\t\tdo()\n\t}\n}\n",
+		"crlf.txt": "one\r\ntwo\r\n",
+		"a.txt":    "a",
+		"b.txt":    "b",
+	})
+	cs := start(t, dir)
+	p := func(name string) string { return filepath.Join(dir, name) }
+	runCases(t, cs, []toolCase{
+		{name: "write new", tool: "write_file", args: map[string]any{"path": p("new.txt"), "content": "hello"}, want: "Successfully wrote to " + p("new.txt")},
+		{name: "write empty", tool: "write_file", args: map[string]any{"path": p("empty.txt"), "content": ""}, want: "Successfully wrote", contain: true},
+		{name: "write no content", tool: "write_file", args: map[string]any{"path": p("x.txt")}, want: "content is required", contain: true, isError: true},
+		{name: "write missing parent", tool: "write_file", args: map[string]any{"path": p("no/such/x.txt"), "content": "x"}, want: "no such file", contain: true, isError: true},
+		{name: "edit dry run", tool: "edit_file", args: map[string]any{"path": p("code.go"), "dryRun": true,
+			"edits": []map[string]any{{"oldText": "do()", "newText": "done()"}}},
+			want: "```diff\nIndex: " + p("code.go") + "\n===================================================================\n--- " + p("code.go") + "\toriginal\n+++ " + p("code.go") + "\tmodified\n@@ -1,5 +1,5 @@\n func main() {\n \tif x {\n-\t\tdo()\n+\t\tdone()\n \t}\n }\n```\n\n"},
+		{name: "unchanged after dry run", tool: "read_text_file", args: map[string]any{"path": p("code.go")}, want: "func main() {\n\tif x {\n\t\tdo()\n\t}\n}\n"},
+		{name: "edit whitespace-insensitive", tool: "edit_file", args: map[string]any{"path": p("code.go"),
+			"edits": []map[string]any{{"oldText": "if x {\n  do()\n}", "newText": "if y {\n  run()\n}"}}}, want: "+\tif y {", contain: true},
+		{name: "edited", tool: "read_text_file", args: map[string]any{"path": p("code.go")}, want: "func main() {\n\tif y {\n\trun()\n}\n}\n"},
+		{name: "edit no match", tool: "edit_file", args: map[string]any{"path": p("code.go"),
+			"edits": []map[string]any{{"oldText": "absent", "newText": "x"}}}, want: "could not find a match", contain: true, isError: true},
+		{name: "edit empty oldText", tool: "edit_file", args: map[string]any{"path": p("code.go"),
+			"edits": []map[string]any{{"oldText": "", "newText": "x"}}}, want: "oldText is empty", contain: true, isError: true},
+		{name: "edit typo in dryRun", tool: "edit_file", args: map[string]any{"path": p("code.go"), "dry_run": true,
+			"edits": []map[string]any{{"oldText": "run", "newText": "x"}}}, want: "dry_run", contain: true, isError: true},
+		{name: "edit crlf", tool: "edit_file", args: map[string]any{"path": p("crlf.txt"),
+			"edits": []map[string]any{{"oldText": "two", "newText": "2"}}}, want: "+2", contain: true},
+		{name: "crlf kept", tool: "read_text_file", args: map[string]any{"path": p("crlf.txt")}, want: "one\r\n2\r\n"},
+		{name: "mkdir", tool: "create_directory", args: map[string]any{"path": p("x/y/z")}, want: "Successfully created directory " + p("x/y/z")},
+		{name: "mkdir again", tool: "create_directory", args: map[string]any{"path": p("x/y/z")}, want: "Successfully created", contain: true},
+		{name: "mkdir over file", tool: "create_directory", args: map[string]any{"path": p("a.txt")}, isError: true, want: "a.txt", contain: true},
+		{name: "move", tool: "move_file", args: map[string]any{"source": p("a.txt"), "destination": p("x/a.txt")}, want: "Successfully moved " + p("a.txt") + " to " + p("x/a.txt")},
+		{name: "move onto existing", tool: "move_file", args: map[string]any{"source": p("b.txt"), "destination": p("x/a.txt")}, want: "already exists", contain: true, isError: true},
+		{name: "move root", tool: "move_file", args: map[string]any{"source": dir, "destination": p("x/root")}, want: "cannot be moved", contain: true, isError: true},
+	})
+	if b, _ := os.ReadFile(p("x/a.txt")); string(b) != "a" {
+		t.Errorf("moved file = %q", b)
+	}
+}
+
+func TestListTools(t *testing.T) {
+	dir := fixture(t, map[string]string{
+		"b.txt":               strings.Repeat("b", 2048),
+		"a.go":                "package a",
+		"src/main.go":         "package main",
+		"src/util/u.go":       "package util",
+		"src/util/u_test.go":  "package util",
+		"node_modules/m/i.js": "x",
+		".hidden/h.go":        "package h",
+		"util/zero.txt":       "",
+		"util/mid.txt":        strings.Repeat("m", 1024),
+		"util/big.bin":        strings.Repeat("x", 1536*1024),
+		"empty/":              "",
+	})
+	cs := start(t, dir)
+	p := func(name string) string { return filepath.Join(dir, name) }
+	runCases(t, cs, []toolCase{
+		{name: "list", tool: "list_directory", args: map[string]any{"path": dir},
+			want: "[DIR] .hidden\n[FILE] a.go\n[FILE] b.txt\n[DIR] empty\n[DIR] node_modules\n[DIR] src\n[DIR] util"},
+		{name: "list empty", tool: "list_directory", args: map[string]any{"path": p("empty")}, want: ""},
+		{name: "list a file", tool: "list_directory", args: map[string]any{"path": p("a.go")}, want: "not a directory", contain: true, isError: true},
+		{name: "sizes by name", tool: "list_directory_with_sizes", args: map[string]any{"path": dir},
+			want: "[DIR] .hidden                        \n" +
+				"[FILE] a.go                                  9 B\n" +
+				"[FILE] b.txt                             2.00 KB\n" +
+				"[DIR] empty                          \n" +
+				"[DIR] node_modules                   \n" +
+				"[DIR] src                            \n" +
+				"[DIR] util                           \n" +
+				"\nTotal: 2 files, 5 directories\nCombined size: 2.01 KB"},
+		{name: "sizes by size", tool: "list_directory_with_sizes", args: map[string]any{"path": p("util"), "sortBy": "size"},
+			want: "[FILE] big.bin                           1.50 MB\n" +
+				"[FILE] mid.txt                           1.00 KB\n" +
+				"[FILE] zero.txt                              0 B\n" +
+				"\nTotal: 3 files, 0 directories\nCombined size: 1.50 MB"},
+		{name: "sizes bad sort", tool: "list_directory_with_sizes", args: map[string]any{"path": dir, "sortBy": "date"}, want: "sortBy", contain: true, isError: true},
+		{name: "tree excluding", tool: "directory_tree", args: map[string]any{"path": p("src"), "excludePatterns": []string{"u_test.go"}},
+			want: "[\n  {\n    \"name\": \"main.go\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"util\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"u.go\",\n        \"type\": \"file\"\n      }\n    ]\n  }\n]"},
+		{name: "tree empty dir", tool: "directory_tree", args: map[string]any{"path": p("empty")}, want: "[]"},
+		{name: "tree bad pattern", tool: "directory_tree", args: map[string]any{"path": dir, "excludePatterns": []string{strings.Repeat("{a,b}", 50)}}, isError: true, want: "excludePatterns", contain: true},
+		{name: "search top level", tool: "search_files", args: map[string]any{"path": dir, "pattern": "*.go"}, want: p("a.go")},
+		{name: "search deep", tool: "search_files", args: map[string]any{"path": dir, "pattern": "**/*.go", "excludePatterns": []string{"node_modules", "**/*_test.go"}},
+			want: strings.Join([]string{p(".hidden/h.go"), p("a.go"), p("src/main.go"), p("src/util/u.go")}, "\n")},
+		{name: "search exclude dir", tool: "search_files", args: map[string]any{"path": dir, "pattern": "**/*.js", "excludePatterns": []string{"node_modules"}}, want: "No matches found"},
+		{name: "search relative", tool: "search_files", args: map[string]any{"path": "src", "pattern": "util"}, want: p("src/util")},
+		{name: "search no pattern", tool: "search_files", args: map[string]any{"path": dir}, want: "pattern is required", contain: true, isError: true},
+		{name: "info", tool: "get_file_info", args: map[string]any{"path": p("a.go")}, want: "size: 9\n", contain: true},
+		{name: "info perms", tool: "get_file_info", args: map[string]any{"path": p("a.go")}, want: "isDirectory: false\nisFile: true\npermissions: 644", contain: true},
+		{name: "allowed", tool: "list_allowed_directories", args: map[string]any{}, want: "Allowed directories:\n" + dir},
+		{name: "allowed no args", tool: "list_allowed_directories", args: nil, want: "Allowed directories:\n" + dir},
+		{name: "allowed extra arg", tool: "list_allowed_directories", args: map[string]any{"x": 1}, want: "x", contain: true, isError: true},
+	})
+}
+
+// TestSchemasMatchArguments checks each tool's hand-written input schema
+// against the struct its handler decodes, and the annotations every tool
+// must carry.
+func TestSchemasMatchArguments(t *testing.T) {
+	argTypes := map[string]any{
+		"read_file": readTextArgs{}, "read_text_file": readTextArgs{}, "read_media_file": pathArgs{},
+		"read_multiple_files": readMultipleArgs{}, "write_file": writeArgs{}, "edit_file": editArgs{},
+		"create_directory": pathArgs{}, "list_directory": pathArgs{}, "list_directory_with_sizes": listSizesArgs{},
+		"directory_tree": treeArgs{}, "move_file": moveArgs{}, "search_files": searchArgs{},
+		"get_file_info": pathArgs{}, "list_allowed_directories": noArgs{},
+	}
+	cs := start(t, t.TempDir())
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+			Additional *bool                      `json:"additionalProperties"`
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: schema: %v", tool.Name, err)
+		}
+		if schema.Type != "object" || schema.Additional == nil || *schema.Additional {
+			t.Errorf("%s: schema must be an object without additional properties: %s", tool.Name, b)
+		}
+		var props []string
+		for k := range schema.Properties {
+			props = append(props, k)
+		}
+		slices.Sort(props)
+		var fields []string
+		typ := reflect.TypeOf(argTypes[tool.Name])
+		if typ == nil {
+			t.Errorf("%s: no argument type in this test", tool.Name)
+			continue
+		}
+		for i := range typ.NumField() {
+			fields = append(fields, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+		}
+		slices.Sort(fields)
+		if diff := cmp.Diff(fields, props); diff != "" {
+			t.Errorf("%s: schema properties differ from argument fields (-fields +schema):\n%s", tool.Name, diff)
+		}
+		for _, r := range schema.Required {
+			if !slices.Contains(props, r) {
+				t.Errorf("%s: required %q is not a property", tool.Name, r)
+			}
+		}
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil || a.Title == "" {
+			t.Errorf("%s: annotations incomplete: %+v", tool.Name, a)
+			continue
+		}
+		if a.ReadOnlyHint && (*a.DestructiveHint || !a.IdempotentHint) {
+			t.Errorf("%s: a read-only tool must be non-destructive and idempotent", tool.Name)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"create_directory", "directory_tree", "edit_file", "get_file_info", "list_allowed_directories",
+		"list_directory", "list_directory_with_sizes", "move_file", "read_file", "read_media_file",
+		"read_multiple_files", "read_text_file", "search_files", "write_file"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tools differ from the reference's (-want +got):\n%s", diff)
+	}
+	writers := map[string]bool{"write_file": true, "edit_file": true, "create_directory": true, "move_file": true}
+	for _, tool := range res.Tools {
+		if tool.Annotations.ReadOnlyHint == writers[tool.Name] {
+			t.Errorf("%s: readOnlyHint = %v", tool.Name, tool.Annotations.ReadOnlyHint)
+		}
+		if writers[tool.Name] && *tool.Annotations.DestructiveHint != (tool.Name != "create_directory") {
+			t.Errorf("%s: destructiveHint = %v", tool.Name, *tool.Annotations.DestructiveHint)
+		}
+	}
+}

@@ -1,0 +1,426 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file holds a leaner stdio transport than the SDK's mcp.StdioTransport,
+// with the same behaviour on the wire. The SDK's transport decodes every
+// message twice (once with a streaming decoder, once more as a batch attempt),
+// allocating a fresh 32 KiB buffer each time, and re-encodes every response,
+// re-validating the result JSON that the SDK has just produced. This one reads
+// a line, decodes it once in place, and writes the response envelope around
+// the result bytes.
+//
+// Behaviour kept from the SDK (v1.8.0):
+//   - newline-delimited JSON; a message may span lines; blank lines are skipped;
+//   - a frame over MaxFrame bytes, nesting deeper than 1000, malformed JSON,
+//     anything but a newline after a message, or a bad envelope ends the
+//     connection with an error, as the SDK's does (no -32700 reply);
+//   - object keys match case-sensitively;
+//   - JSON-RPC batches are accepted before a session negotiates 2025-06-18 or
+//     later and answered as one array, and refused after.
+
+// MaxFrame is the largest message the stdio transport reads, as the SDK's
+// mcp.DefaultMaxLineLength.
+const MaxFrame = mcp.DefaultMaxLineLength
+
+const maxDepth = 1000 // as the SDK's decoder
+
+// batchlessVersion is the first protocol version without JSON-RPC batches.
+const batchlessVersion = "2025-06-18"
+
+var (
+	errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
+	errTooDeep       = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth)
+	errTrailing      = errors.New("invalid trailing data at the end of stream")
+)
+
+// A StdioTransport connects an MCP server to a reader and a writer, usually
+// the process's stdin and stdout.
+type StdioTransport struct {
+	In  io.ReadCloser
+	Out io.Writer
+}
+
+// Connect implements [mcp.Transport].
+func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		out:      t.Out,
+		in:       t.In,
+		incoming: make(chan frame),
+		closed:   make(chan struct{}),
+	}
+	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
+	return c, nil
+}
+
+type frame struct {
+	data []byte
+	err  error
+}
+
+type stdioConn struct {
+	in       io.ReadCloser
+	incoming chan frame        // from readLoop
+	queue    []jsonrpc.Message // the rest of a batch
+
+	mu      sync.Mutex // guards the fields below and writes to out
+	out     io.Writer
+	buf     []byte
+	version string // negotiated protocol version, once known
+	initID  jsonrpc.ID
+	batches map[jsonrpc.ID]*batch
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// batch collects the responses to one incoming batch.
+type batch struct {
+	pending   int
+	responses []*jsonrpc.Response
+	index     map[jsonrpc.ID]int
+}
+
+// readLoop reads frames and hands them to Read. It runs on its own goroutine
+// so that Close can unblock a Read even when the input cannot be interrupted.
+func (c *stdioConn) readLoop(r *bufio.Reader) {
+	for {
+		data, err := readFrame(r)
+		select {
+		case c.incoming <- frame{data, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readFrame returns the next JSON value, which must be followed by a newline
+// or the end of input.
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	var data []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			err = nil
+		}
+		if len(data)+len(line) > MaxFrame {
+			return nil, errFrameTooLarge
+		}
+		data = append(data, line...)
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(trimSpace(data)) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if len(line) > 0 && line[len(line)-1] != '\n' {
+			continue // a long line: read the rest
+		}
+		value := trimSpace(data)
+		if len(value) == 0 {
+			data = data[:0]
+			continue
+		}
+		end, complete, err := scanValue(value)
+		if err != nil {
+			return nil, err
+		}
+		if !complete {
+			continue // the value goes on on the next line
+		}
+		if rest := value[end:]; len(rest) > 0 {
+			return nil, errTrailing
+		}
+		return value, nil
+	}
+}
+
+// scanValue finds where the JSON value at the start of b ends, checking the
+// nesting depth on the way. complete is false when b ends inside the value.
+// It does not validate the JSON; the decoder does that.
+func scanValue(b []byte) (end int, complete bool, err error) {
+	depth, inString, escaped := 0, false, false
+	for i, ch := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case ch == '\\':
+				escaped = true
+			case ch == '"':
+				inString = false
+				if depth == 0 {
+					return i + 1, true, nil
+				}
+			}
+			continue
+		}
+		switch ch {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				return 0, false, errTooDeep
+			}
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				return i + 1, true, nil
+			}
+		case ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i, true, nil // the end of a bare literal
+			}
+		}
+	}
+	return len(b), depth == 0 && !inString, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// Read implements [mcp.Connection].
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		msg := c.queue[0]
+		c.queue = c.queue[1:]
+		return msg, nil
+	}
+	var f frame
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case f = <-c.incoming:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.data[0] != '[' {
+		msg, err := decodeMessage(f.data)
+		if err != nil {
+			return nil, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
+			c.mu.Lock()
+			c.initID = req.ID
+			c.mu.Unlock()
+		}
+		return msg, nil
+	}
+	return c.readBatch(f.data)
+}
+
+func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
+	var raws []json.RawMessage
+	if _, err := segjson.Parse(data, &raws, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, errors.New("empty batch")
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		msg, err := decodeMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, msg)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version >= batchlessVersion {
+		return nil, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, c.version)
+	}
+	b := &batch{index: map[jsonrpc.ID]int{}}
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.ID.IsValid() {
+			continue
+		}
+		if _, dup := b.index[req.ID]; dup {
+			return nil, fmt.Errorf("duplicate message ID %q", req.ID)
+		}
+		if _, seen := c.batches[req.ID]; seen {
+			return nil, fmt.Errorf("invalid request: batch contains previously seen request %v", req.ID.Raw())
+		}
+		b.index[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+		b.pending++
+	}
+	if b.pending > 0 {
+		if c.batches == nil {
+			c.batches = map[jsonrpc.ID]*batch{}
+		}
+		for id := range b.index {
+			c.batches[id] = b
+		}
+	}
+	c.queue = msgs[1:]
+	return msgs[0], nil
+}
+
+// wireMessage is the JSON-RPC envelope, decoded as the SDK decodes it.
+type wireMessage struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id,omitempty"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// decodeMessage decodes one message exactly as jsonrpc.DecodeMessage does,
+// without that function's per-call decoder buffer.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if _, err := segjson.Parse(data, &w, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if _, err := segjson.Parse(w.Method, &method, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
+}
+
+// Write implements [mcp.Connection].
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if c.initID.IsValid() && resp.ID == c.initID {
+			c.noteVersion(resp)
+		}
+		if b, ok := c.batches[resp.ID]; ok {
+			delete(c.batches, resp.ID)
+			b.responses[b.index[resp.ID]] = resp
+			if b.pending--; b.pending > 0 {
+				return nil
+			}
+			return c.writeBatch(b.responses)
+		}
+	}
+	c.buf = c.buf[:0]
+	var err error
+	if c.buf, err = appendMessage(c.buf, msg); err != nil {
+		return err
+	}
+	c.buf = append(c.buf, '\n')
+	_, err = c.out.Write(c.buf)
+	return err
+}
+
+func (c *stdioConn) writeBatch(responses []*jsonrpc.Response) error {
+	buf := []byte{'['}
+	for i, r := range responses {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendMessage(buf, r); err != nil {
+			return err
+		}
+	}
+	buf = append(buf, ']', '\n')
+	_, err := c.out.Write(buf)
+	return err
+}
+
+// appendMessage appends msg's wire form. A successful response to a call with
+// a numeric ID is written around its result, which the SDK has just marshaled;
+// everything else goes through the SDK's encoder.
+func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+	start := len(buf)
+	resp, ok := msg.(*jsonrpc.Response)
+	if ok && resp.Error == nil && len(resp.Result) > 0 {
+		buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+		switch id := resp.ID.Raw().(type) {
+		case int64:
+			buf = strconv.AppendInt(buf, id, 10)
+			buf = append(buf, `,"result":`...)
+			buf = append(buf, resp.Result...)
+			return append(buf, '}'), nil
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return buf[:start], fmt.Errorf("marshaling message: %v", err)
+	}
+	return append(buf[:start], data...), nil
+}
+
+// noteVersion records the protocol version the server answered initialize
+// with: it decides whether batches are still accepted.
+func (c *stdioConn) noteVersion(resp *jsonrpc.Response) {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if resp.Error == nil && json.Unmarshal(resp.Result, &r) == nil {
+		c.version = r.ProtocolVersion
+	}
+}
+
+// Close implements [mcp.Connection].
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.in.Close()
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+// SessionID implements [mcp.Connection]; stdio has no session ID.
+func (c *stdioConn) SessionID() string { return "" }
