@@ -6,30 +6,96 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// largeText is the size from which a text result is encoded by
-// encodeLargeText rather than by the SDK's marshaler.
+// Large text results take a shortcut to the stdio transport.
+//
+// The SDK encodes a text result by escaping the text for the content block,
+// escaping it again for the structured output, and re-scanning the output at
+// each level of its nested marshalers; for a directory tree of a few hundred
+// kilobytes that is most of the call. So, over stdio, encodeLargeText
+// escapes the text once, parks it in the connection's splicer and hands the
+// SDK the same result with a short placeholder instead of the text; the
+// transport puts the escaped text back where the placeholder is, as it
+// writes the response. The bytes on the wire are exactly those the SDK would
+// have written (TestSplicedResultMatchesSDK). Over HTTP nothing changes.
+
+// largeText is the size from which a text result takes the shortcut.
 const largeText = 16 << 10
 
-// encodeLargeText is receiving middleware for tools/call. The SDK encodes a
-// text result by escaping the text once for the content block and once more
-// for the structured output, and re-scanning the output at every level of
-// its nested marshalers: for a directory tree of a few hundred kilobytes
-// that is most of the call. This middleware wraps a large plain-text result
-// in encodedText, which escapes the text once and lets the SDK encode
-// everything else, so the bytes on the wire stay exactly the SDK's.
+// A splicer holds the escaped texts that responses on one connection are
+// waiting for, by placeholder.
+type splicer struct {
+	prefix  string // "zero-text-" and a random part, the start of every placeholder
+	mu      sync.Mutex
+	pending map[string][]byte
+	next    uint64
+}
+
+func newSplicer() *splicer {
+	var b [8]byte
+	rand.Read(b[:])
+	return &splicer{prefix: "zero-text-" + hex.EncodeToString(b[:]) + "-", pending: map[string][]byte{}}
+}
+
+type splicerKey struct{}
+
+// add parks an escaped text and returns its placeholder.
+func (s *splicer) add(escaped []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	var n [8]byte
+	for i := range n {
+		n[i] = byte(s.next >> (8 * i))
+	}
+	placeholder := s.prefix + hex.EncodeToString(n[:])
+	s.pending[placeholder] = escaped
+	return placeholder
+}
+
+// splice returns result with every quoted placeholder replaced by its text.
+func (s *splicer) splice(result []byte) []byte {
+	if !bytes.Contains(result, []byte(s.prefix)) {
+		return result
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for placeholder, escaped := range s.pending {
+		quoted := []byte(`"` + placeholder + `"`)
+		if bytes.Contains(result, quoted) {
+			result = bytes.ReplaceAll(result, quoted, escaped)
+			delete(s.pending, placeholder)
+		}
+	}
+	return result
+}
+
+// encodeLargeText is receiving middleware for tools/call: see above.
 func encodeLargeText(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && method == "tools/call" {
-			if _, ok := plainText(r); ok {
-				return encodedText{r}, nil
-			}
+		sp, _ := ctx.Value(splicerKey{}).(*splicer)
+		r, ok := res.(*mcp.CallToolResult)
+		if sp == nil || !ok || err != nil || method != "tools/call" {
+			return res, err
 		}
-		return res, err
+		text, ok := plainText(r)
+		if !ok {
+			return res, err
+		}
+		escaped, merr := json.Marshal(text) // as the SDK's marshalers escape it
+		if merr != nil {
+			return res, err
+		}
+		placeholder := sp.add(escaped)
+		shell := *r
+		shell.Content = []mcp.Content{&mcp.TextContent{Text: placeholder}}
+		shell.StructuredContent = TextOutput{Content: placeholder}
+		return &shell, nil
 	}
 }
 
@@ -47,39 +113,4 @@ func plainText(r *mcp.CallToolResult) (string, bool) {
 		return "", false
 	}
 	return tc.Text, true
-}
-
-// encodedText is a CallToolResult (it embeds one, so the SDK can still set
-// its metadata) that marshals its text once.
-type encodedText struct {
-	*mcp.CallToolResult
-}
-
-// MarshalJSON has the SDK marshal the result with a random placeholder for
-// the text, then puts the text, escaped once by encoding/json as the SDK
-// would, where the placeholder is.
-func (r encodedText) MarshalJSON() ([]byte, error) {
-	text, ok := plainText(r.CallToolResult)
-	if !ok {
-		return json.Marshal(r.CallToolResult)
-	}
-	var nonce [16]byte
-	rand.Read(nonce[:])
-	placeholder := "zero-text-" + hex.EncodeToString(nonce[:])
-	shell := *r.CallToolResult
-	shell.Content = []mcp.Content{&mcp.TextContent{Text: placeholder}}
-	shell.StructuredContent = TextOutput{Content: placeholder}
-	small, err := json.Marshal(&shell)
-	if err != nil {
-		return nil, err
-	}
-	quoted := []byte(`"` + placeholder + `"`)
-	if bytes.Count(small, quoted) != 2 {
-		return json.Marshal(r.CallToolResult)
-	}
-	escaped, err := json.Marshal(text)
-	if err != nil {
-		return nil, err
-	}
-	return bytes.ReplaceAll(small, quoted, escaped), nil
 }

@@ -1,9 +1,10 @@
 package mcpserver
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -12,22 +13,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sdkEncode encodes a result as the SDK's JSON-RPC layer does.
-func sdkEncode(t testing.TB, v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
+// largeTexts returns texts over largeText bytes full of characters that
+// need escaping, invalid UTF-8 included.
 func largeTexts() []string {
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []string{"a", "\"", "\\", "\n", "\t", "\x00", "\x1f", "<", ">", "&", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2\x82"}
 	texts := []string{strings.Repeat("plain ", 4000), strings.Repeat(`{"name": "x"}`+"\n", 2000)}
-	for range 20 {
+	for range 10 {
 		var sb strings.Builder
 		for sb.Len() < largeText+100 {
 			sb.WriteString(alphabet[r.IntN(len(alphabet))])
@@ -37,29 +29,93 @@ func largeTexts() []string {
 	return texts
 }
 
-// TestEncodedTextMatchesSDK requires the bytes of a wrapped result to be
-// exactly the SDK's own, for texts full of characters that need escaping,
-// with and without metadata and error flags.
-func TestEncodedTextMatchesSDK(t *testing.T) {
-	for i, text := range largeTexts() {
-		for _, r := range []*mcp.CallToolResult{
-			TextResult(text),
-			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: TextOutput{Content: text}, IsError: true},
-			{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: TextOutput{Content: text}},
-		} {
-			if _, ok := plainText(r); !ok {
-				t.Fatalf("case %d: not taken as plain text", i)
+// textServer answers tool "text" with texts[i] for {"i": i}, in the
+// shapes a tool may answer with.
+func textServer(texts []string) *mcp.Server {
+	s := NewServer("text", io.Discard, nil)
+	type args struct {
+		I     int    `json:"i"`
+		Shape string `json:"shape"`
+	}
+	AddTool(s, &mcp.Tool{Name: "text", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, _ *mcp.CallToolRequest, in *args) (*mcp.CallToolResult, error) {
+			text := texts[in.I]
+			switch in.Shape {
+			case "error":
+				r := TextResult(text)
+				r.IsError = true
+				return r, nil
+			case "meta":
+				r := TextResult(text)
+				r.Meta = mcp.Meta{"k": "v"}
+				return r, nil
+			case "two blocks":
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: text}}}, nil
 			}
-			want, got := sdkEncode(t, r), sdkEncode(t, encodedText{r})
-			if !bytes.Equal(want, got) {
-				t.Fatalf("case %d: encodings differ:\nsdk:  %.200q\nours: %.200q", i, want, got)
-			}
+			return TextResult(text), nil
+		})
+	return s
+}
+
+// wireLines sends each call to srv over transport t and returns the lines
+// it answers with.
+func wireLines(t *testing.T, run func(ctx context.Context, in io.ReadCloser, out io.WriteCloser), calls []string) []string {
+	t.Helper()
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { run(ctx, serverIn, serverOut); serverOut.Close() }()
+	r := bufio.NewReaderSize(clientIn, 1<<20)
+	send := func(s string) { io.WriteString(clientOut, s+"\n") }
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	r.ReadString('\n')
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var out []string
+	for _, c := range calls {
+		send(c)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, line)
+	}
+	clientOut.Close()
+	return out
+}
+
+// TestSplicedResultMatchesSDK serves the same large results through Serve's
+// stdio (with the splicing shortcut) and through the SDK's own transport,
+// and requires the same bytes.
+func TestSplicedResultMatchesSDK(t *testing.T) {
+	texts := largeTexts()
+	var calls []string
+	for i := range texts {
+		for _, shape := range []string{"", "error", "meta", "two blocks"} {
+			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"text","arguments":{"i":%d,"shape":%q}}}`, len(calls)+1, i, shape))
+		}
+	}
+	sdk := wireLines(t, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) {
+		textServer(texts).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	}, calls)
+	ours := wireLines(t, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) {
+		Serve(ctx, textServer(texts), Options{Stdin: in, Stdout: out, Stderr: io.Discard})
+	}, calls)
+	for i := range calls {
+		if sdk[i] != ours[i] {
+			t.Fatalf("call %d: bytes differ:\nsdk:  %.300q\nours: %.300q", i, sdk[i], ours[i])
+		}
+		if strings.Contains(ours[i], "zero-text-") {
+			t.Fatalf("call %d: a placeholder reached the wire", i)
 		}
 	}
 }
 
-func TestPlainTextLeavesOthersAlone(t *testing.T) {
+func TestPlainText(t *testing.T) {
 	big := strings.Repeat("x", largeText)
+	if _, ok := plainText(TextResult(big)); !ok {
+		t.Error("a large TextResult is not taken")
+	}
 	for name, r := range map[string]*mcp.CallToolResult{
 		"small":            TextResult("small"),
 		"two blocks":       {Content: []mcp.Content{&mcp.TextContent{Text: big}, &mcp.TextContent{Text: big}}, StructuredContent: TextOutput{Content: big}},
@@ -71,49 +127,4 @@ func TestPlainTextLeavesOthersAlone(t *testing.T) {
 			t.Errorf("%s: taken as plain text", name)
 		}
 	}
-}
-
-// TestLargeResultThroughServer checks a large result end to end, through
-// the middleware and the stdio transport, against the SDK client.
-func TestLargeResultThroughServer(t *testing.T) {
-	text := largeTexts()[2]
-	s := NewServer("big", io.Discard, nil)
-	AddTool(s, &mcp.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest, *struct{}) (*mcp.CallToolResult, error) {
-			return TextResult(text), nil
-		})
-	cs := connectPipes(t, s)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "big"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want string // the text as JSON carries it: invalid UTF-8 replaced
-	b, _ := json.Marshal(text)
-	json.Unmarshal(b, &want)
-	if got := res.Content[0].(*mcp.TextContent).Text; got != want {
-		t.Errorf("text differs after the round trip")
-	}
-	if got := res.StructuredContent.(map[string]any)["content"]; got != want {
-		t.Errorf("structured content differs after the round trip")
-	}
-}
-
-// connectPipes serves s over StdioTransport and connects an SDK client.
-func connectPipes(t *testing.T, s *mcp.Server) *mcp.ClientSession {
-	t.Helper()
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		s.Run(ctx, &StdioTransport{In: serverIn, Out: serverOut})
-		serverOut.Close()
-		close(done)
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return cs
 }

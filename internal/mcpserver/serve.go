@@ -61,7 +61,8 @@ func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
 	// server stays small, so the price is a few megabytes.
 	debug.SetGCPercent(400)
 	if o.HTTP == nil {
-		err := srv.Run(ctx, &StdioTransport{In: o.Stdin, Out: o.Stdout})
+		sp := newSplicer()
+		err := srv.Run(context.WithValue(ctx, splicerKey{}, sp), &StdioTransport{In: o.Stdin, Out: o.Stdout, splicer: sp})
 		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -53,6 +53,8 @@ var (
 type StdioTransport struct {
 	In  io.ReadCloser
 	Out io.Writer
+
+	splicer *splicer // set by Serve; see encode.go
 }
 
 // Connect implements [mcp.Transport].
@@ -62,6 +64,7 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		in:       t.In,
 		incoming: make(chan frame),
 		closed:   make(chan struct{}),
+		splicer:  t.splicer,
 	}
 	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
 	return c, nil
@@ -83,6 +86,7 @@ type stdioConn struct {
 	version string // negotiated protocol version, once known
 	initID  jsonrpc.ID
 	batches map[jsonrpc.ID]*batch
+	splicer *splicer
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -337,6 +341,11 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.splicer != nil && len(resp.Result) > 0 {
+		spliced := *resp
+		spliced.Result = c.splicer.splice(resp.Result)
+		msg = &spliced
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -3,6 +3,8 @@ package fsroot
 import (
 	"io/fs"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 )
 
 // maxWalkDepth bounds how deep a walk descends; each level holds one open
@@ -78,11 +80,15 @@ func (p *Path) entries(d dirHandle, rel string) ([]Entry, error) {
 // visit returns whether to descend into a directory. Entries are re-validated
 // as in [Path.ReadDir]. Symbolic links are reported but never descended into;
 // a subdirectory that cannot be read, or lies more than 256 levels down, is
-// not descended into.
+// not descended into. visit is called from one goroutine at a time, in order.
 //
 // Each directory is opened relative to its parent's open descriptor without
 // following a symbolic link, so a directory swapped for a link during the
 // walk ends that branch instead of leading elsewhere.
+//
+// While visit runs, a helper goroutine per directory reads its
+// subdirectories ahead, holding at most prefetchBudget of them open at once
+// across the walk; the walk itself reads any the helpers did not reach.
 func (p *Path) Walk(visit func(rel string, e Entry) (descend bool)) error {
 	d, err := openDir(p.root, p.rel)
 	if err != nil {
@@ -93,23 +99,115 @@ func (p *Path) Walk(visit func(rel string, e Entry) (descend bool)) error {
 	if err != nil {
 		return p.wrap(err)
 	}
-	p.walk(d, "", entries, visit, 1)
+	w := &walker{p: p, visit: visit, budget: make(chan struct{}, prefetchBudget)}
+	w.walk(d, "", entries, 1)
 	return nil
 }
 
-func (p *Path) walk(d dirHandle, prefix string, entries []Entry, visit func(string, Entry) bool, depth int) {
-	for _, e := range entries {
-		rel := prefix + e.Name
-		if !visit(rel, e) || !e.Dir || e.Link || depth >= maxWalkDepth {
-			continue
-		}
-		child, err := d.openChild(e.Name, e.rel())
+// prefetchBudget bounds the directories read ahead and held open by a walk.
+const prefetchBudget = 16
+
+type walker struct {
+	p      *Path
+	visit  func(string, Entry) bool
+	budget chan struct{} // one slot per directory a helper holds open
+}
+
+// A listing is a subdirectory opened and read, by a helper or by the walk.
+// Its fields are set inside once, and read after it.
+type listing struct {
+	once    sync.Once
+	open    bool // h is open and must be released
+	h       dirHandle
+	entries []Entry
+	held    bool // a helper loaded it, with a budget slot
+}
+
+// load opens and reads the subdirectory e of d, once; held says that the
+// caller is a helper holding a budget slot for it. It reports whether this
+// call did the work and, if so, whether the listing is usable. Only the walk
+// itself reads l.open afterwards: the helper does not touch a listing it did
+// not load, which the walk may be releasing.
+func (w *walker) load(l *listing, d dirHandle, e Entry, held bool) (ran, ok bool) {
+	l.once.Do(func() {
+		ran = true
+		h, err := d.openChild(e.Name, e.rel())
 		if err != nil {
+			return
+		}
+		entries, err := w.p.entries(h, e.rel())
+		if err != nil {
+			h.close()
+			return
+		}
+		l.open, l.h, l.entries, l.held = true, h, entries, held
+		ok = true
+	})
+	return ran, ok
+}
+
+// release closes a loaded listing and frees its budget slot.
+func (w *walker) release(l *listing) {
+	if !l.open {
+		return
+	}
+	l.open = false
+	l.h.close()
+	if l.held {
+		<-w.budget
+	}
+}
+
+func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
+	subdirs := make([]*listing, len(entries))
+	any := false
+	for i, e := range entries {
+		if e.Dir && !e.Link && depth < maxWalkDepth {
+			subdirs[i], any = &listing{}, true
+		}
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	if any {
+		go func() { // the helper: read subdirectories ahead while budget lasts
+			defer close(done)
+			for i, l := range subdirs {
+				if l == nil {
+					continue
+				}
+				if stop.Load() {
+					return
+				}
+				select {
+				case w.budget <- struct{}{}:
+				default:
+					return
+				}
+				if ran, ok := w.load(l, d, entries[i], true); !ran || !ok {
+					<-w.budget // the walk got there first, or it failed
+				}
+			}
+		}()
+	} else {
+		close(done)
+	}
+	for i, e := range entries {
+		rel := prefix + e.Name
+		descend := w.visit(rel, e)
+		l := subdirs[i]
+		if l == nil || !descend {
 			continue
 		}
-		if children, err := p.entries(child, e.rel()); err == nil {
-			p.walk(child, rel+"/", children, visit, depth+1)
+		if w.load(l, d, e, false); l.open {
+			w.walk(l.h, rel+"/", l.entries, depth+1)
+			w.release(l)
 		}
-		child.close()
+	}
+	stop.Store(true)
+	<-done
+	for _, l := range subdirs {
+		if l != nil {
+			w.release(l) // read ahead but not descended into
+		}
 	}
 }

@@ -188,13 +188,14 @@ func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in
 // directory's children array stays open until an entry at its depth or
 // above arrives.
 type treeWriter struct {
-	b      []byte
+	b      strings.Builder
 	counts []int // entries written in each open array, outermost first
 }
 
 func (w *treeWriter) entry(depth int, name string, dir bool) {
 	if w.counts == nil {
-		w.b = append(w.b, '[')
+		w.b.Grow(64 << 10)
+		w.b.WriteByte('[')
 		w.counts = []int{0}
 	}
 	for len(w.counts) > depth+1 {
@@ -202,26 +203,26 @@ func (w *treeWriter) entry(depth int, name string, dir bool) {
 	}
 	level := len(w.counts) - 1
 	if w.counts[level] > 0 {
-		w.b = append(w.b, ',')
+		w.b.WriteByte(',')
 	}
 	w.counts[level]++
 	w.newline(4*level + 2)
-	w.b = append(w.b, '{')
+	w.b.WriteByte('{')
 	w.newline(4*level + 4)
-	w.b = append(w.b, `"name": `...)
-	w.b = appendJSONString(w.b, name)
-	w.b = append(w.b, ',')
+	w.b.WriteString(`"name": `)
+	writeJSONString(&w.b, name)
+	w.b.WriteByte(',')
 	w.newline(4*level + 4)
 	if dir {
-		w.b = append(w.b, `"type": "directory",`...)
+		w.b.WriteString(`"type": "directory",`)
 		w.newline(4*level + 4)
-		w.b = append(w.b, `"children": [`...)
+		w.b.WriteString(`"children": [`)
 		w.counts = append(w.counts, 0)
 		return
 	}
-	w.b = append(w.b, `"type": "file"`...)
+	w.b.WriteString(`"type": "file"`)
 	w.newline(4*level + 2)
-	w.b = append(w.b, '}')
+	w.b.WriteByte('}')
 }
 
 // closeDir ends the innermost open children array and its directory.
@@ -230,17 +231,21 @@ func (w *treeWriter) closeDir() {
 	if w.counts[level] > 0 {
 		w.newline(4 * level)
 	}
-	w.b = append(w.b, ']')
+	w.b.WriteByte(']')
 	w.counts = w.counts[:level]
 	w.newline(4*(level-1) + 2)
-	w.b = append(w.b, '}')
+	w.b.WriteByte('}')
 }
 
+const spaces = "                                                                "
+
 func (w *treeWriter) newline(indent int) {
-	w.b = append(w.b, '\n')
-	for range indent {
-		w.b = append(w.b, ' ')
+	w.b.WriteByte('\n')
+	for indent > len(spaces) {
+		w.b.WriteString(spaces)
+		indent -= len(spaces)
 	}
+	w.b.WriteString(spaces[:indent])
 }
 
 func (w *treeWriter) finish() string {
@@ -253,8 +258,8 @@ func (w *treeWriter) finish() string {
 	if w.counts[0] > 0 {
 		w.newline(0)
 	}
-	w.b = append(w.b, ']')
-	return string(w.b)
+	w.b.WriteByte(']')
+	return w.b.String()
 }
 
 // treeExcluder returns directory_tree's exclusion test, as the reference's:
@@ -309,34 +314,52 @@ func walk(ctx context.Context, p *fsroot.Path, count *int, visit func(string, fs
 	return errors.Join(err, stop)
 }
 
-// appendJSONString appends s as a JSON string, escaping as JSON.stringify
+// writeJSONString writes s as a JSON string, escaping as JSON.stringify
 // does; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+func writeJSONString(b *strings.Builder, s string) {
 	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b = append(b, `\"`...)
-		case r == '\\':
-			b = append(b, `\\`...)
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\r':
-			b = append(b, `\r`...)
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r == '\b':
-			b = append(b, `\b`...)
-		case r == '\f':
-			b = append(b, `\f`...)
-		case r < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
-		default:
-			b = utf8.AppendRune(b, r)
+	b.WriteByte('"')
+	start := 0 // s[start:i] needs no escaping and is not written yet
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
 		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+		}
+		b.WriteString(s[start:i])
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case utf8.RuneError:
+			b.WriteString("\uFFFD")
+		default:
+			b.Write([]byte{'\\', 'u', '0', '0', hex[r>>4], hex[r&0xf]})
+		}
+		i += size
+		start = i
 	}
-	return append(b, '"')
+	b.WriteString(s[start:])
+	b.WriteByte('"')
 }
 
 type searchArgs struct {
