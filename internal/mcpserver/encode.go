@@ -57,21 +57,36 @@ func (s *splicer) add(escaped []byte) string {
 	return placeholder
 }
 
-// splice returns result with every quoted placeholder replaced by its text.
-func (s *splicer) splice(result []byte) []byte {
-	if !bytes.Contains(result, []byte(s.prefix)) {
-		return result
+// appendSpliced appends result to dst with every quoted placeholder replaced
+// by its text, and forgets the texts it used.
+func (s *splicer) appendSpliced(dst, result []byte) []byte {
+	if s == nil || !bytes.Contains(result, []byte(s.prefix)) {
+		return append(dst, result...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for placeholder, escaped := range s.pending {
-		quoted := []byte(`"` + placeholder + `"`)
-		if bytes.Contains(result, quoted) {
-			result = bytes.ReplaceAll(result, quoted, escaped)
+	for {
+		i := bytes.Index(result, []byte(`"`+s.prefix))
+		if i < 0 {
+			return append(dst, result...)
+		}
+		end := bytes.IndexByte(result[i+1:], '"')
+		if end < 0 {
+			return append(dst, result...)
+		}
+		placeholder := string(result[i+1 : i+1+end])
+		escaped, ok := s.pending[placeholder]
+		if !ok {
+			dst = append(dst, result[:i+1]...)
+			result = result[i+1:]
+			continue
+		}
+		dst = append(append(dst, result[:i]...), escaped...)
+		result = result[i+1+end+1:]
+		if !bytes.Contains(result, []byte(`"`+placeholder+`"`)) {
 			delete(s.pending, placeholder)
 		}
 	}
-	return result
 }
 
 // encodeLargeText is receiving middleware for tools/call: see above.

@@ -95,6 +95,7 @@ func TestSplicedResultMatchesSDK(t *testing.T) {
 			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"text","arguments":{"i":%d,"shape":%q}}}`, len(calls)+1, i, shape))
 		}
 	}
+	calls = append(calls, `{"jsonrpc":"2.0","id":"string id","method":"tools/call","params":{"name":"text","arguments":{"i":1}}}`)
 	sdk := wireLines(t, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) {
 		textServer(texts).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	}, calls)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -56,10 +57,12 @@ func Logger(stderr io.Writer) *slog.Logger {
 
 // Serve runs srv until ctx is done or, over stdio, the client closes stdin.
 func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
-	// Each call allocates and drops a few short-lived buffers inside the SDK;
-	// a less eager collector spends far less time on them. The heap of a
-	// server stays small, so the price is a few megabytes.
-	debug.SetGCPercent(400)
+	if os.Getenv("GOGC") == "" {
+		// A call that answers with a large listing allocates a few times
+		// the live heap of a server, which is small; the default collector
+		// would run several times per call.
+		debug.SetGCPercent(400)
+	}
 	if o.HTTP == nil {
 		sp := newSplicer()
 		err := srv.Run(context.WithValue(ctx, splicerKey{}, sp), &StdioTransport{In: o.Stdin, Out: o.Stdout, splicer: sp})

@@ -342,11 +342,6 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.splicer != nil && len(resp.Result) > 0 {
-		spliced := *resp
-		spliced.Result = c.splicer.splice(resp.Result)
-		msg = &spliced
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -364,7 +359,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.buf = c.buf[:0]
 	var err error
-	if c.buf, err = appendMessage(c.buf, msg); err != nil {
+	if c.buf, err = c.appendMessage(c.buf, msg); err != nil {
 		return err
 	}
 	c.buf = append(c.buf, '\n')
@@ -379,7 +374,7 @@ func (c *stdioConn) writeBatch(responses []*jsonrpc.Response) error {
 			buf = append(buf, ',')
 		}
 		var err error
-		if buf, err = appendMessage(buf, r); err != nil {
+		if buf, err = c.appendMessage(buf, r); err != nil {
 			return err
 		}
 	}
@@ -389,9 +384,10 @@ func (c *stdioConn) writeBatch(responses []*jsonrpc.Response) error {
 }
 
 // appendMessage appends msg's wire form. A successful response to a call with
-// a numeric ID is written around its result, which the SDK has just marshaled;
-// everything else goes through the SDK's encoder.
-func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+// a numeric ID is written around its result, which the SDK has just marshaled,
+// with any large text spliced in (see encode.go); everything else goes
+// through the SDK's encoder.
+func (c *stdioConn) appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 	start := len(buf)
 	resp, ok := msg.(*jsonrpc.Response)
 	if ok && resp.Error == nil && len(resp.Result) > 0 {
@@ -400,8 +396,14 @@ func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 		case int64:
 			buf = strconv.AppendInt(buf, id, 10)
 			buf = append(buf, `,"result":`...)
-			buf = append(buf, resp.Result...)
+			buf = c.splicer.appendSpliced(buf, resp.Result)
 			return append(buf, '}'), nil
+		}
+		buf = buf[:start]
+		if c.splicer != nil {
+			spliced := *resp
+			spliced.Result = c.splicer.appendSpliced(nil, resp.Result)
+			msg = &spliced
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
