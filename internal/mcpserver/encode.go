@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,16 +44,14 @@ func newSplicer() *splicer {
 
 type splicerKey struct{}
 
-// add parks an escaped text and returns its placeholder.
+// add parks an escaped text and returns its placeholder. A text whose
+// response is never written (the connection ends first) stays parked until
+// the connection's splicer goes.
 func (s *splicer) add(escaped []byte) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	var n [8]byte
-	for i := range n {
-		n[i] = byte(s.next >> (8 * i))
-	}
-	placeholder := s.prefix + hex.EncodeToString(n[:])
+	placeholder := s.prefix + strconv.FormatUint(s.next, 10)
 	s.pending[placeholder] = escaped
 	return placeholder
 }

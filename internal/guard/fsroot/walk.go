@@ -160,15 +160,15 @@ func (w *walker) release(l *listing) {
 
 func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
 	subdirs := make([]*listing, len(entries))
-	any := false
+	hasSubdirs := false
 	for i, e := range entries {
 		if e.Dir && !e.Link && depth < maxWalkDepth {
-			subdirs[i], any = &listing{}, true
+			subdirs[i], hasSubdirs = &listing{}, true
 		}
 	}
 	var stop atomic.Bool
 	done := make(chan struct{})
-	if any {
+	if hasSubdirs {
 		go func() { // the helper: read subdirectories ahead while budget lasts
 			defer close(done)
 			for i, l := range subdirs {
