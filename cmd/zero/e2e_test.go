@@ -227,3 +227,28 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("TypeScript client: %v\n%s", err, out)
 	}
 }
+
+// TestHTTPClientRoots checks that client roots narrow the directories over
+// streamable HTTP too, where the server's roots/list request travels on the
+// client's event stream.
+func TestHTTPClientRoots(t *testing.T) {
+	dir := workDir(t)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	url, _, _ := startHTTP(t, "mcp", "filesystem", "--http", "127.0.0.1:0", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file://" + sub})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, _ := mcptest.Call(t, cs, "list_allowed_directories", nil); text != "Allowed directories:\n"+sub {
+		t.Errorf("list_allowed_directories = %q", text)
+	}
+	if _, isError := mcptest.Call(t, cs, "read_text_file", map[string]any{"path": filepath.Join(dir, "hello.txt")}); !isError {
+		t.Error("a file outside the client's root was readable over HTTP")
+	}
+}
