@@ -252,3 +252,32 @@ func TestHTTPClientRoots(t *testing.T) {
 		t.Error("a file outside the client's root was readable over HTTP")
 	}
 }
+
+// TestStdioSignal checks that SIGTERM ends a stdio server quietly, with exit
+// code 0, while its client still holds stdin open.
+func TestStdioSignal(t *testing.T) {
+	cmd := exec.Command(zeroBinary(t), "mcp", "filesystem", workDir(t))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let it start serving
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || stderr.Len() != 0 {
+			t.Errorf("after SIGTERM: %v, stderr %q", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not stop on SIGTERM")
+	}
+}

@@ -65,8 +65,16 @@ func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
 	}
 	if o.HTTP == nil {
 		sp := newSplicer()
-		err := srv.Run(context.WithValue(ctx, splicerKey{}, sp), &StdioTransport{In: o.Stdin, Out: o.Stdout, splicer: sp})
-		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		ctx = context.WithValue(ctx, splicerKey{}, sp)
+		ss, err := srv.Connect(ctx, &StdioTransport{In: o.Stdin, Out: o.Stdout, splicer: sp}, nil)
+		if err != nil {
+			return err
+		}
+		// A signal ends the session quietly; so does the client closing stdin.
+		stop := context.AfterFunc(ctx, func() { ss.Close() })
+		defer stop()
+		err = ss.Wait()
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
 			return nil
 		}
 		return err
