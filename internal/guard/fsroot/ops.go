@@ -163,19 +163,24 @@ func (p *Path) createTemp(perm fs.FileMode) (string, *os.File, error) {
 	return "", nil, fmt.Errorf("%s: cannot create a temporary file", p.Requested)
 }
 
-// Move renames src to dst. It fails if dst exists, whatever it is, and it
-// does not replace it even if dst appears while Move runs (where the system
-// supports an exclusive rename). When the last element of src is a symbolic
-// link, the link itself is moved. An allowed directory itself cannot be moved.
+// Move renames src to dst. It fails if dst exists, whatever it is (a
+// symbolic link, dangling or not, included), and it does not replace it even
+// if dst appears while Move runs (where the system supports an exclusive
+// rename). When the last element of src is a symbolic link, the link itself
+// is moved. An allowed directory itself cannot be moved.
 func Move(src, dst *Path) error {
 	srcRoot, srcRel, err := src.nameInRoot()
+	if err != nil {
+		return err
+	}
+	dstRoot, dstRel, err := dst.nameInRoot()
 	if err != nil {
 		return err
 	}
 	if srcRel == "." {
 		return fmt.Errorf("%s: an allowed directory cannot be moved", src.Requested)
 	}
-	if dst.rel == "." {
+	if dstRel == "." {
 		return fmt.Errorf("%s: already exists", dst.Requested)
 	}
 	srcDir, err := srcRoot.dir.Open(filepath.Dir(srcRel))
@@ -183,12 +188,12 @@ func Move(src, dst *Path) error {
 		return src.wrap(err)
 	}
 	defer srcDir.Close()
-	dstDir, err := dst.root.dir.Open(filepath.Dir(dst.rel))
+	dstDir, err := dstRoot.dir.Open(filepath.Dir(dstRel))
 	if err != nil {
 		return dst.wrap(err)
 	}
 	defer dstDir.Close()
-	err = renameNoReplace(srcDir, filepath.Base(srcRel), dstDir, filepath.Base(dst.rel))
+	err = renameNoReplace(srcDir, filepath.Base(srcRel), dstDir, filepath.Base(dstRel))
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s: already exists", dst.Requested)
 	}

@@ -158,6 +158,12 @@ func TestMove(t *testing.T) {
 	if err := move(tr.In("sub/moved.txt"), tr.In("link_in_dir")); err == nil {
 		t.Error("move onto an existing link succeeded")
 	}
+	if err := move(tr.In("sub/moved.txt"), tr.In("dangling_in")); err == nil {
+		t.Error("move onto a dangling link succeeded")
+	}
+	if _, err := os.Stat(tr.In("new_inside.txt")); err == nil {
+		t.Error("move went through a dangling link to its target")
+	}
 	if err := move(tr.Allowed, tr.In("sub/x")); err == nil {
 		t.Error("moving the allowed directory itself succeeded")
 	}
