@@ -147,6 +147,9 @@ func (p *Path) WriteFile(data []byte) (err error) {
 // guessed. O_EXCL makes creation fail rather than open an existing name.
 func (p *Path) createTemp(perm fs.FileMode) (string, *os.File, error) {
 	dir, base := filepath.Split(p.rel)
+	if len(base) > 200 { // keep the name under NAME_MAX (255 bytes)
+		base = base[:200]
+	}
 	for range 10 {
 		var b [8]byte
 		rand.Read(b[:])

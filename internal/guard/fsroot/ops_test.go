@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -238,5 +239,17 @@ func TestReadDirAndWalkSkipEscapes(t *testing.T) {
 	wantWalk := []string{"file.txt", "link_abs_in", "link_in", "link_in_dir", "sub", "sub/inner.txt"}
 	if diff := cmp.Diff(wantWalk, walked); diff != "" {
 		t.Errorf("Walk mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteFileLongName(t *testing.T) {
+	tr := escapetest.New(t)
+	s := openSet(t, tr.Allowed)
+	name := tr.In(strings.Repeat("n", 255))
+	if err := resolve(t, s, name).WriteFile([]byte("x")); err != nil {
+		t.Fatalf("WriteFile with a 255-byte name: %v", err)
+	}
+	if got := readString(t, name); got != "x" {
+		t.Errorf("content = %q", got)
 	}
 }

@@ -30,12 +30,6 @@ type Path struct {
 	rel        string // Abs relative to root.Canonical; "." for the root itself
 }
 
-// Root returns the allowed directory that holds p.
-func (p *Path) Root() Root { return Root{Given: p.root.Given, Canonical: p.root.Canonical} }
-
-// IsRoot reports whether p is an allowed directory itself.
-func (p *Path) IsRoot() bool { return p.rel == "." }
-
 // Resolve checks a requested path and returns where it leads. It fails with an
 // error wrapping [ErrOutside] when the path, lexically or after resolving
 // symbolic links, is outside every allowed directory, and with a plain error
