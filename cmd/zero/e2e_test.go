@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -279,5 +281,117 @@ func TestStdioSignal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("server did not stop on SIGTERM")
+	}
+}
+
+// connectBinary starts the real binary with args and connects the SDK
+// client to it over stdio.
+func connectBinary(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(zeroBinary(t), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestShellEndToEnd runs execute_command through the real binary: a
+// non-zero exit code, a timeout, and working directories that escape
+// through a symbolic link or .. are refused.
+func TestShellEndToEnd(t *testing.T) {
+	dir := workDir(t)
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Symlink(outside, filepath.Join(dir, "out"))
+	cs := connectBinary(t, "mcp", "shell", "--timeout", "5s", "--max-timeout", "10s", dir)
+
+	text, isError := mcptest.Call(t, cs, "execute_command", map[string]any{"program": "sh", "args": []string{"-c", "exit 7"}})
+	if isError || !strings.Contains(text, `"exit_code":7`) {
+		t.Errorf("non-zero exit: %q %v", text, isError)
+	}
+	began := time.Now()
+	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "sleep", "args": []string{"30"}, "timeout_ms": 200})
+	if isError || !strings.Contains(text, `"timed_out":true`) || time.Since(began) > 5*time.Second {
+		t.Errorf("timeout: %q %v after %v", text, isError, time.Since(began))
+	}
+	marker := filepath.Join(outside, "ran")
+	for _, cwd := range []string{filepath.Join(dir, "out"), filepath.Join(dir, ".."), "../" + filepath.Base(outside)} {
+		if text, isError := mcptest.Call(t, cs, "execute_command", map[string]any{"program": "touch", "args": []string{marker}, "cwd": cwd}); !isError {
+			t.Errorf("cwd %q accepted: %q", cwd, text)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a command ran from a refused cwd")
+	}
+	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "cat", "args": []string{"hello.txt"}})
+	if isError || !strings.Contains(text, `"stdout":"hello\n"`) {
+		t.Errorf("cat in the allowed directory: %q %v", text, isError)
+	}
+}
+
+// TestSkillsEndToEnd lists and activates a skill through the real binary,
+// and checks that its script never runs.
+func TestSkillsEndToEnd(t *testing.T) {
+	ws := workDir(t)
+	skill := filepath.Join(ws, ".claude", "skills", "greet")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	marker := filepath.Join(ws, "ran")
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: greet\ndescription: Says hello.\n---\nRun scripts/hello.sh first.\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "hello.sh"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	cs := connectBinary(t, "mcp", "skills", "--workspace", ws)
+	if text, isError := mcptest.Call(t, cs, "list_skills", nil); isError || !strings.Contains(text, "Says hello.") {
+		t.Errorf("list_skills: %q %v", text, isError)
+	}
+	text, isError := mcptest.Call(t, cs, "activate_skill", map[string]any{"name": "greet"})
+	if isError || !strings.Contains(text, "Run scripts/hello.sh first.") || !strings.Contains(text, "scripts/hello.sh") {
+		t.Errorf("activate_skill: %q %v", text, isError)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("activating a skill ran its script")
+	}
+}
+
+// TestShellIsolateEndToEnd runs commands with --isolate through the real
+// binary: they run under bubblewrap, cannot reach a loopback server the test
+// started, and can write in their working directory but not outside it.
+func TestShellIsolateEndToEnd(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil && os.Getenv("ZERO_REQUIRE_BWRAP") == "" {
+		t.Skip("bubblewrap is not installed; scripts/test installs it and sets ZERO_REQUIRE_BWRAP=1")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	dir := workDir(t)
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	cs := connectBinary(t, "mcp", "shell", "--isolate", dir)
+	port := ln.Addr().(*net.TCPAddr).Port
+	probe := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d && echo connected", port)
+	text, isError := mcptest.Call(t, cs, "execute_command", map[string]any{"program": "bash", "args": []string{"-c", probe}})
+	if isError || strings.Contains(text, "connected") || !strings.Contains(text, `"isolation":"bubblewrap"`) {
+		t.Errorf("network under --isolate: %q %v", text, isError)
+	}
+	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "touch", "args": []string{"inside.txt", filepath.Join(outside, "outside.txt")}})
+	if isError || strings.Contains(text, `"exit_code":0`) {
+		t.Errorf("touch outside the working directory under --isolate: %q %v", text, isError)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "inside.txt")); err != nil {
+		t.Errorf("the working directory is not writable under --isolate: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "outside.txt")); err == nil {
+		t.Error("a command under --isolate wrote outside its working directory")
 	}
 }

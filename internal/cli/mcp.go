@@ -11,8 +11,11 @@ import (
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/mcpserver"
 	"github.com/zero-dev/zero/internal/mcpserver/filesystem"
+	"github.com/zero-dev/zero/internal/mcpserver/shell"
+	"github.com/zero-dev/zero/internal/mcpserver/skills"
 )
 
 // An mcpServer is one of the six servers of 'zero mcp'.
@@ -59,8 +62,18 @@ func mcpServers() []*mcpServer {
 		},
 		{name: "fetch", short: "fetch web pages as Markdown", flags: []string{"user-agent", "respect-robots-txt", "block-private-networks"}},
 		{name: "memory", short: "a knowledge graph kept in a JSONL file", flags: []string{"memory-file"}},
-		{name: "shell", args: "[DIR...]", short: "run programs (no shell) with the working directory inside the allowed directories", flags: []string{"isolate", "timeout", "max-timeout"}},
-		{name: "skills", short: "discover and read Agent Skills in a workspace", flags: []string{"workspace"}},
+		{
+			name:  "shell",
+			args:  "[--timeout D] [--max-timeout D] [--isolate] [DIR...]",
+			short: "run programs (no shell) with the working directory inside the allowed directories (default: the working directory); not a sandbox",
+			build: buildShell,
+		},
+		{
+			name:  "skills",
+			args:  "[--workspace DIR]",
+			short: "discover and read Agent Skills in a workspace (default: the working directory); never runs them",
+			build: buildSkills,
+		},
 		{name: "agents", short: "agents defined in a workspace, calling a model provider", flags: []string{"workspace"}},
 	}
 }
@@ -128,6 +141,8 @@ func runMCP(ctx context.Context, stdio Stdio, args []string) error {
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --http address")
 	configure := srv.build(fs)
 	usage := fmt.Sprintf("usage: zero mcp %s [--http ADDR [--allow-remote]] %s\n\n%s.\n", srv.name, srv.args, srv.short)
+	fs.VisitAll(func(f *flag.Flag) { usage += fmt.Sprintf("\n  --%-14s %s", f.Name, f.Usage) })
+	usage += "\n"
 	positional, err := parseFlags(fs, args[1:], stdio.Out, usage)
 	if err != nil {
 		return explainFlagError(err, srv)
@@ -175,21 +190,77 @@ func serverNames() string {
 	return strings.Join(names, ", ")
 }
 
+// openRoots opens the allowed directories, or the working directory if none
+// is given; an unusable one is a usage error.
+func openRoots(dirs []string) (*fsroot.Set, error) {
+	if len(dirs) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, usagef("no directory given and the working directory is unknown: %v", err)
+		}
+		dirs = []string{wd}
+	}
+	roots, err := fsroot.Open(dirs)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return roots, nil
+}
+
 // buildFilesystem configures the filesystem server: the positional
-// arguments are the allowed directories, or the working directory if none.
+// arguments are the allowed directories.
 func buildFilesystem(*flag.FlagSet) configureFunc {
 	return func(dirs []string, stdio Stdio) (*mcp.Server, func(), error) {
-		if len(dirs) == 0 {
-			wd, err := os.Getwd()
-			if err != nil {
-				return nil, nil, usagef("no directory given and the working directory is unknown: %v", err)
-			}
-			dirs = []string{wd}
-		}
-		roots, err := fsroot.Open(dirs)
+		roots, err := openRoots(dirs)
 		if err != nil {
-			return nil, nil, usagef("%v", err)
+			return nil, nil, err
 		}
 		return filesystem.New(roots, stdio.Err), func() { roots.Close() }, nil
+	}
+}
+
+// buildShell configures the shell server: the positional arguments are the
+// directories commands may run in.
+func buildShell(fs *flag.FlagSet) configureFunc {
+	timeout := fs.Duration("timeout", shell.DefaultTimeout, "timeout of a command that asks for none")
+	maxTimeout := fs.Duration("max-timeout", shell.MaxTimeout, "the longest timeout a command may ask for")
+	isolate := fs.Bool("isolate", false, "run every command under bubblewrap isolation: no network, read-only system, writable working directory")
+	return func(dirs []string, stdio Stdio) (*mcp.Server, func(), error) {
+		switch {
+		case *timeout <= 0:
+			return nil, nil, usagef("--timeout must be positive, got %v", *timeout)
+		case *maxTimeout < *timeout:
+			return nil, nil, usagef("--max-timeout %v is shorter than --timeout %v", *maxTimeout, *timeout)
+		}
+		if *isolate {
+			if err := spawn.IsolationAvailable(); err != nil {
+				return nil, nil, usagef("--isolate: %v", err)
+			}
+		}
+		roots, err := openRoots(dirs)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts := shell.Options{Roots: roots, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout, Isolate: *isolate}
+		return shell.New(opts, stdio.Err), func() { roots.Close() }, nil
+	}
+}
+
+// buildSkills configures the skills server on one workspace directory.
+func buildSkills(fs *flag.FlagSet) configureFunc {
+	workspace := fs.String("workspace", "", "the workspace holding the skills (default: the working directory)")
+	return func(args []string, stdio Stdio) (*mcp.Server, func(), error) {
+		if len(args) > 0 {
+			return nil, nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
+		}
+		var dirs []string
+		if *workspace != "" {
+			dirs = []string{*workspace}
+		}
+		roots, err := openRoots(dirs)
+		if err != nil {
+			return nil, nil, err
+		}
+		return skills.New(roots, stdio.Err), func() { roots.Close() }, nil
 	}
 }

@@ -173,9 +173,9 @@ func (s *Set) Narrow(dirs []string) (narrowed *Set, skipped []error) {
 		for _, r := range s.roots {
 			var err error
 			switch {
-			case within(r.Canonical, canonical):
+			case Within(r.Canonical, canonical):
 				err = add(filepath.Clean(d), canonical, r)
-			case within(canonical, r.Canonical):
+			case Within(canonical, r.Canonical):
 				err = add(r.Given, r.Canonical, r)
 			default:
 				continue
@@ -214,10 +214,11 @@ func resolveDir(d string) (string, error) {
 	return canonical, nil
 }
 
-// within reports whether p is dir or lies below it. Both must be clean
+// Within reports whether p is dir or lies below it. Both must be clean
 // absolute paths. It compares whole path elements, never string prefixes, so
-// /r/allowed_evil is not within /r/allowed.
-func within(dir, p string) bool {
+// /r/allowed_evil is not within /r/allowed. It is the one containment check
+// of the code base.
+func Within(dir, p string) bool {
 	for {
 		var de, pe string
 		de, dir = nextElement(dir)

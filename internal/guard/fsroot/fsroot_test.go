@@ -212,10 +212,12 @@ func TestWithin(t *testing.T) {
 		{"/", "/etc/passwd", true},
 		{"/", "/", true},
 		{"/a", "/", false},
+		{"/usr", "/usrx/bin", false},
+		{"/a", "/a/..b", true},
 	}
 	for _, tt := range tests {
-		if got := within(tt.dir, tt.p); got != tt.want {
-			t.Errorf("within(%q, %q) = %v, want %v", tt.dir, tt.p, got, tt.want)
+		if got := Within(tt.dir, tt.p); got != tt.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tt.dir, tt.p, got, tt.want)
 		}
 	}
 }

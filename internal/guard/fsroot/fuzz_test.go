@@ -28,14 +28,14 @@ func FuzzResolve(f *testing.F) {
 		kernel, kerr := filepath.EvalSymlinks(normalized)
 		switch {
 		case err == nil:
-			if !within(tr.Allowed, p.Abs) {
+			if !Within(tr.Allowed, p.Abs) {
 				t.Fatalf("Resolve(%q) = %q, outside the root", requested, p.Abs)
 			}
 			if p.Exists && (kerr != nil || kernel != p.Abs) {
 				t.Fatalf("Resolve(%q) = %q, kernel resolves %q (%v)", requested, p.Abs, kernel, kerr)
 			}
 		case errors.Is(err, ErrOutside):
-			if nerr == nil && kerr == nil && within(tr.Allowed, normalized) && within(tr.Allowed, kernel) {
+			if nerr == nil && kerr == nil && Within(tr.Allowed, normalized) && Within(tr.Allowed, kernel) {
 				t.Fatalf("Resolve(%q) refused %q, which the kernel resolves inside to %q", requested, normalized, kernel)
 			}
 		}

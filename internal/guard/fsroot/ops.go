@@ -43,7 +43,12 @@ func (p *Path) Open() (*os.File, error) {
 
 // ReadFile returns the whole content of a regular file of at most
 // [MaxReadSize] bytes.
-func (p *Path) ReadFile() ([]byte, error) {
+func (p *Path) ReadFile() ([]byte, error) { return p.ReadFileLimit(MaxReadSize) }
+
+// ReadFileLimit returns the whole content of a regular file of at most limit
+// bytes; a larger one, or one that grows past limit while it is read, is an
+// error.
+func (p *Path) ReadFileLimit(limit int64) ([]byte, error) {
 	f, err := p.Open()
 	if err != nil {
 		return nil, err
@@ -56,10 +61,10 @@ func (p *Path) ReadFile() ([]byte, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory", p.Requested)
 	}
-	if fi.Size() > MaxReadSize {
-		return nil, fmt.Errorf("%s: %d bytes is more than the %d bytes a whole-file read returns", p.Requested, fi.Size(), MaxReadSize)
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is more than the %d bytes a whole-file read returns", p.Requested, fi.Size(), limit)
 	}
-	b := make([]byte, 0, fi.Size()+1)
+	b := make([]byte, 0, fi.Size()+1) // +1: seeing EOF takes no second allocation
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -69,8 +74,8 @@ func (p *Path) ReadFile() ([]byte, error) {
 		if err != nil {
 			return nil, p.wrap(err)
 		}
-		if len(b) > MaxReadSize {
-			return nil, fmt.Errorf("%s: grew past the %d bytes a whole-file read returns", p.Requested, MaxReadSize)
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("%s: grew past the %d bytes a whole-file read returns", p.Requested, limit)
 		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

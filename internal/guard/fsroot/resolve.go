@@ -86,7 +86,7 @@ func (s *Set) normalize(requested string) (string, error) {
 // canonicalized, before any symbolic link is read.
 func (s *Set) lexicallyAllowed(abs string) bool {
 	for _, r := range s.roots {
-		if within(r.Given, abs) || within(r.Canonical, abs) {
+		if Within(r.Given, abs) || Within(r.Canonical, abs) {
 			return true
 		}
 	}
@@ -102,7 +102,7 @@ func (s *Set) resolveStart(abs string) (start, rest string) {
 	var bestBase string
 	for _, r := range s.roots {
 		for _, base := range []string{r.Canonical, r.Given} {
-			if within(base, abs) && len(base) > len(bestBase) {
+			if Within(base, abs) && len(base) > len(bestBase) {
 				best, bestBase = r, base
 			}
 		}
@@ -118,7 +118,7 @@ func (s *Set) resolveStart(abs string) (start, rest string) {
 func (s *Set) rootOf(p string) *Root {
 	var best *Root
 	for _, r := range s.roots {
-		if within(r.Canonical, p) && (best == nil || len(r.Canonical) > len(best.Canonical)) {
+		if Within(r.Canonical, p) && (best == nil || len(r.Canonical) > len(best.Canonical)) {
 			best = r
 		}
 	}

@@ -2,10 +2,8 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -231,55 +229,12 @@ func TestSchemasMatchArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mcptest.CheckSchemas(t, res.Tools, argTypes)
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
-		var schema struct {
-			Type       string                     `json:"type"`
-			Properties map[string]json.RawMessage `json:"properties"`
-			Required   []string                   `json:"required"`
-			Additional *bool                      `json:"additionalProperties"`
-		}
-		b, _ := json.Marshal(tool.InputSchema)
-		if err := json.Unmarshal(b, &schema); err != nil {
-			t.Fatalf("%s: schema: %v", tool.Name, err)
-		}
-		if schema.Type != "object" || schema.Additional == nil || *schema.Additional {
-			t.Errorf("%s: schema must be an object without additional properties: %s", tool.Name, b)
-		}
-		var props []string
-		for k := range schema.Properties {
-			props = append(props, k)
-		}
-		slices.Sort(props)
-		var fields []string
-		typ := reflect.TypeOf(argTypes[tool.Name])
-		if typ == nil {
-			t.Errorf("%s: no argument type in this test", tool.Name)
-			continue
-		}
-		for i := range typ.NumField() {
-			fields = append(fields, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
-		}
-		slices.Sort(fields)
-		if diff := cmp.Diff(fields, props); diff != "" {
-			t.Errorf("%s: schema properties differ from argument fields (-fields +schema):\n%s", tool.Name, diff)
-		}
-		for _, r := range schema.Required {
-			if !slices.Contains(props, r) {
-				t.Errorf("%s: required %q is not a property", tool.Name, r)
-			}
-		}
-		a := tool.Annotations
-		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil || a.Title == "" {
-			t.Errorf("%s: annotations incomplete: %+v", tool.Name, a)
-			continue
-		}
-		if a.ReadOnlyHint && (*a.DestructiveHint || !a.IdempotentHint) {
+		if a := tool.Annotations; a != nil && a.DestructiveHint != nil && a.ReadOnlyHint && (*a.DestructiveHint || !a.IdempotentHint) {
 			t.Errorf("%s: a read-only tool must be non-destructive and idempotent", tool.Name)
-		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s: no output schema", tool.Name)
 		}
 	}
 	slices.Sort(names)

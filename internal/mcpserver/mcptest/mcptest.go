@@ -4,7 +4,11 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,4 +68,57 @@ func Text(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// CheckSchemas checks each tool's input schema against the argument struct
+// its handler decodes (argTypes maps tool names to a value of that struct):
+// an object without additional properties, whose properties are exactly the
+// struct's JSON fields and whose required names are among them. It checks
+// too that every tool has an output schema and complete annotations, and
+// returns each tool's required names, sorted.
+func CheckSchemas(t testing.TB, tools []*mcp.Tool, argTypes map[string]any) map[string][]string {
+	t.Helper()
+	required := map[string][]string{}
+	for _, tool := range tools {
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+			Additional *bool                      `json:"additionalProperties"`
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: schema: %v", tool.Name, err)
+		}
+		if schema.Type != "object" || schema.Additional == nil || *schema.Additional {
+			t.Errorf("%s: schema must be an object without additional properties: %s", tool.Name, b)
+		}
+		props := slices.Sorted(maps.Keys(schema.Properties))
+		typ := reflect.TypeOf(argTypes[tool.Name])
+		if typ == nil {
+			t.Errorf("%s: no argument type given for it", tool.Name)
+			continue
+		}
+		var fields []string
+		for i := range typ.NumField() {
+			fields = append(fields, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+		}
+		slices.Sort(fields)
+		if !slices.Equal(fields, props) {
+			t.Errorf("%s: schema properties %v differ from argument fields %v", tool.Name, props, fields)
+		}
+		for _, r := range schema.Required {
+			if !slices.Contains(props, r) {
+				t.Errorf("%s: required %q is not a property", tool.Name, r)
+			}
+		}
+		required[tool.Name] = slices.Sorted(slices.Values(schema.Required))
+		if a := tool.Annotations; a == nil || a.Title == "" || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations incomplete: %+v", tool.Name, a)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	return required
 }

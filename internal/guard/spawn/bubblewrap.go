@@ -1,0 +1,157 @@
+package spawn
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zero-dev/zero/internal/guard/fsroot"
+)
+
+// bwrapPath is where bubblewrap must be. It is a fixed path, not a PATH
+// lookup, so that nothing earlier in a PATH can stand in for the sandbox.
+const bwrapPath = "/usr/bin/bwrap"
+
+// bwrapFlags returns the bubblewrap options for a sandbox whose only
+// writable directory is workdir (canonical, absolute). The probe uses the
+// same flags as every run.
+//
+// They follow the recipe verified on these machines, with three changes:
+//   - Debian merges /usr, so binding /usr alone leaves no dynamic loader:
+//     /lib, /lib64, /bin and /sbin are recreated as the same symbolic links
+//     into /usr as on the host.
+//   - /etc is bound read-only: without it /etc/alternatives links (awk,
+//     editor...) dangle, and users, groups and ld.so.cache are missing.
+//   - The work directory is bound at its own path, not at /work, so that the
+//     paths a caller sees (and passes as arguments) mean the same inside.
+//     It is bound after --tmpfs /tmp, so a work directory under /tmp shows
+//     through the empty tmpfs.
+//
+// Two hardenings are added: --cap-drop ALL (run as root, bubblewrap would
+// otherwise keep every capability inside the sandbox's user namespace) and
+// --remount-ro / (the sandbox's root directory, a tmpfs bubblewrap makes,
+// would otherwise be writable). What stays writable is the work directory,
+// and the sandbox's private /tmp and /dev/shm, which vanish with it.
+func bwrapFlags(workdir string) []string {
+	return []string{
+		"--unshare-all", // user (when possible), ipc, pid, net, uts, cgroup: no network but an empty loopback
+		"--die-with-parent",
+		"--new-session", // no ioctl(TIOCSTI) into the caller's terminal
+		"--cap-drop", "ALL",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/sbin", "/sbin",
+		"--ro-bind", "/etc", "/etc",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--tmpfs", "/tmp",
+		"--bind", workdir, workdir,
+		"--remount-ro", "/", // the sandbox's own root, else a writable tmpfs
+		"--chdir", workdir,
+	}
+}
+
+// sandboxVisible are the host directories the sandbox shows (besides the
+// work directory): a program must lie in one of them, or in the work
+// directory, to be run there.
+var sandboxVisible = []string{"/usr", "/etc"}
+
+// sandbox turns p into a bubblewrap run of the same program. set is what the
+// caller set explicitly in the environment, which the sandbox leaves alone.
+func (p *prepared) sandbox(bwrap string, set map[string]string) error {
+	// Binding a work directory that holds /usr or /etc read-write would undo
+	// the read-only view of the system.
+	for _, sys := range sandboxVisible {
+		if fsroot.Within(p.dir, sys) {
+			return fmt.Errorf("working directory %s holds %s, which the sandbox keeps read-only", p.dir, sys)
+		}
+	}
+	canonical, err := filepath.EvalSymlinks(p.path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	visible := fsroot.Within(p.dir, canonical)
+	for _, sys := range sandboxVisible {
+		visible = visible || fsroot.Within(sys, canonical)
+	}
+	if !visible {
+		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc and the working directory are)", ErrNotFound, p.path)
+	}
+	// The parent's home and temporary directory are not in the sandbox.
+	if _, ok := set["HOME"]; !ok {
+		p.env = setEnv(p.env, "HOME", p.dir)
+	}
+	if _, ok := lookupEnv(p.env, "TMPDIR"); ok {
+		if _, ok := set["TMPDIR"]; !ok {
+			p.env = setEnv(p.env, "TMPDIR", "/tmp")
+		}
+	}
+	argv := append([]string{"bwrap"}, bwrapFlags(p.dir)...)
+	argv = append(argv, "--", p.path)
+	p.argv = append(argv, p.argv[1:]...)
+	p.path = bwrap
+	return nil
+}
+
+// prober runs the bubblewrap probe once and remembers its answer.
+type prober struct {
+	bwrap string
+	once  sync.Once
+	err   error
+}
+
+// isolation is the probe Run and IsolationAvailable consult.
+var isolation = &prober{bwrap: bwrapPath}
+
+// IsolationAvailable reports whether [Bubblewrap] isolation works here: nil
+// when it does, or an error wrapping [ErrIsolationUnavailable] that says why.
+// The first call runs /usr/bin/true in a sandbox with the exact flags every
+// run uses; the answer is kept for the life of the process.
+func IsolationAvailable() error {
+	return isolation.available()
+}
+
+func (pr *prober) available() error {
+	pr.once.Do(func() { pr.err = pr.probe() })
+	return pr.err
+}
+
+func (pr *prober) probe() error {
+	unavailable := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrIsolationUnavailable, fmt.Sprintf(format, args...))
+	}
+	if runtime.GOOS != "linux" {
+		return unavailable("bubblewrap runs on Linux only")
+	}
+	if err := executable(pr.bwrap); err != nil {
+		return unavailable("%v", err)
+	}
+	tmp, err := os.MkdirTemp("", "zero-spawn-probe-")
+	if err != nil {
+		return unavailable("probe directory: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	dir, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		return unavailable("probe directory: %v", err)
+	}
+	p := &prepared{path: "/usr/bin/true", argv: []string{"true"}, dir: dir, env: []string{}, timeout: 10 * time.Second, limit: 4096}
+	if err := p.sandbox(pr.bwrap, nil); err != nil {
+		return unavailable("%v", err)
+	}
+	res, err := p.run(context.Background())
+	switch {
+	case err != nil:
+		return unavailable("%v", err)
+	case res.ExitCode != 0 || res.Signal != "":
+		return unavailable("%s exited with code %d %s: %s", pr.bwrap, res.ExitCode, res.Signal, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// run refuses to start anything: the guarantees of this package (killing a
+// process group only while its leader is unreaped, bubblewrap) are built on
+// Linux system calls.
+func (p *prepared) run(context.Context) (Result, error) {
+	return Result{}, fmt.Errorf("running processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

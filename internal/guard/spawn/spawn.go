@@ -1,0 +1,341 @@
+// Package spawn is Zero's execution boundary: the only code that starts a
+// process. An import test keeps os/exec here.
+//
+// [Run] takes a program and its arguments as a list (argv), never a shell
+// string, and never wraps them in sh -c: shell operators in an argument are
+// inert text. In strict mode ([Cmd].Strict) they are refused outright. The
+// program is looked up in the child's PATH, not the parent's.
+//
+// Every child gets:
+//   - an environment built by envscrub: safe defaults plus what the caller
+//     declares, with loader and startup-file variables refused;
+//   - a working directory checked by fsroot, run in its canonical path;
+//   - a time limit, after which its whole process group is killed;
+//   - its own session and process group (no controlling terminal), killed
+//     again once the child exits, so that no background process it started
+//     survives it unless it left the group;
+//   - capped output: each stream is kept up to a limit and drained beyond it,
+//     so a child is never blocked by a full pipe;
+//   - optionally, a bubblewrap sandbox ([Bubblewrap]): no network, a
+//     read-only view of /usr and /etc, a writable work directory only, its own
+//     PID namespace and no capabilities.
+//
+// Without isolation this is not a sandbox: the child runs with the user's
+// permissions. docs/security/execution-boundary.md lists what is protected,
+// the test that proves each claim, and what is not protected.
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/guard/fsroot"
+)
+
+// Isolation says how a child process is confined beyond the checks every
+// child gets.
+type Isolation string
+
+const (
+	// None runs the child as the user, with no sandbox.
+	None Isolation = "none"
+	// Bubblewrap runs the child in a bubblewrap sandbox (Linux only).
+	Bubblewrap Isolation = "bubblewrap"
+)
+
+// DefaultOutputLimit is how much of each output stream Run keeps when
+// [Cmd].OutputLimit is 0.
+const DefaultOutputLimit = 1 << 20
+
+// A Cmd describes one process to run.
+type Cmd struct {
+	Program       string        // a program name (looked up in the child's PATH) or a path; never a shell string
+	Args          []string      // the arguments, without the program name
+	Dir           string        // working directory; must resolve inside Roots (fsroot rules); required
+	Roots         *fsroot.Set   // required: Run refuses a nil set
+	Env           envscrub.Spec // what the child's environment holds beyond the defaults
+	Stdin         []byte        // nil: the child reads end of file at once
+	Timeout       time.Duration // required, > 0
+	OutputLimit   int           // per stream; 0 means DefaultOutputLimit
+	Strict        bool          // reject shell operators in Program and Args
+	Isolation     Isolation     // requested; "" means None
+	AllowFallback bool          // with Isolation set: run without it when bubblewrap is unavailable
+}
+
+// A Result is what happened to a process that ran.
+type Result struct {
+	ExitCode                         int    // -1 when the process was killed by a signal
+	Signal                           string // e.g. "killed", empty if it exited
+	Stdout, Stderr                   []byte // each up to the output limit
+	StdoutTruncated, StderrTruncated bool   // the stream went on beyond the limit
+	TimedOut                         bool   // killed because Timeout (or ctx's deadline) passed
+	Isolation                        Isolation
+	Duration                         time.Duration
+}
+
+var (
+	// ErrStrict reports a shell operator in strict mode.
+	ErrStrict = errors.New("shell operator refused in strict mode")
+	// ErrIsolationUnavailable reports that the requested isolation cannot run
+	// on this machine.
+	ErrIsolationUnavailable = errors.New("isolation unavailable")
+	// ErrNotFound reports a program that is not an executable file, or not
+	// found in the child's PATH.
+	ErrNotFound = errors.New("program not found")
+)
+
+// shellOperators are refused in strict mode, as a whole argument or inside
+// one. Longer operators come first, so that the error names "||", not "|".
+var shellOperators = []string{"&&", "||", "$(", "|", ";", "`", ">", "<"}
+
+// waitDelay bounds how long Run waits, after the child exited and its group
+// was killed, for its output pipes to close. Only a process that left the
+// group (setsid) can hold them open that long; Run then closes them itself.
+const waitDelay = 500 * time.Millisecond
+
+// Run runs c.Program and waits for it. It returns an error, and runs nothing,
+// when the input is bad, the working directory is outside the roots or not a
+// directory, an environment variable is refused, the program is not found,
+// or the requested isolation is unavailable (without AllowFallback). For a
+// process that ran, it returns a Result and a nil error, whatever the exit
+// code, also when the process timed out or ctx was cancelled; the caller
+// reads ctx.Err() to tell a cancellation apart.
+func Run(ctx context.Context, c Cmd) (Result, error) {
+	p, err := prepare(c)
+	if err != nil {
+		return Result{}, fmt.Errorf("spawn %q: %w", c.Program, err)
+	}
+	res, err := p.run(ctx)
+	if err != nil {
+		return res, fmt.Errorf("spawn %q: %w", c.Program, err)
+	}
+	return res, nil
+}
+
+// prepared is a Cmd checked and turned into what the operating system runs.
+type prepared struct {
+	path      string   // the executable: the program, or bwrap
+	argv      []string // argv[0] included
+	dir       string   // canonical working directory
+	env       []string
+	stdin     []byte
+	timeout   time.Duration
+	limit     int
+	isolation Isolation
+}
+
+func prepare(c Cmd) (*prepared, error) {
+	if err := checkInput(c); err != nil {
+		return nil, err
+	}
+	if c.Strict {
+		if err := checkStrict(c); err != nil {
+			return nil, err
+		}
+	}
+	iso := c.Isolation
+	if iso == "" {
+		iso = None
+	}
+	if iso != None && iso != Bubblewrap {
+		return nil, fmt.Errorf("unknown isolation %q", c.Isolation)
+	}
+	dir, err := workDir(c.Roots, c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	env, err := envscrub.Build(c.Env)
+	if err != nil {
+		return nil, err
+	}
+	if iso == Bubblewrap {
+		if err := IsolationAvailable(); err != nil {
+			if !c.AllowFallback {
+				return nil, err
+			}
+			iso = None
+		}
+	}
+	pathList, _ := lookupEnv(env, "PATH")
+	program, err := lookPath(c.Program, pathList, dir)
+	if err != nil {
+		return nil, err
+	}
+	limit := c.OutputLimit
+	if limit == 0 {
+		limit = DefaultOutputLimit
+	}
+	p := &prepared{
+		path:      program,
+		argv:      append([]string{c.Program}, c.Args...),
+		dir:       dir,
+		env:       env,
+		stdin:     c.Stdin,
+		timeout:   c.Timeout,
+		limit:     limit,
+		isolation: iso,
+	}
+	if iso == Bubblewrap {
+		if err := p.sandbox(isolation.bwrap, c.Env.Set); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func checkInput(c Cmd) error {
+	switch {
+	case c.Program == "":
+		return errors.New("no program given")
+	case strings.IndexByte(c.Program, 0) >= 0:
+		return errors.New("program contains a NUL byte")
+	case c.Roots == nil:
+		return errors.New("no allowed directories (nil fsroot.Set)")
+	case c.Dir == "":
+		return errors.New("no working directory given")
+	case c.Timeout <= 0:
+		return fmt.Errorf("timeout %v is not positive", c.Timeout)
+	case c.OutputLimit < 0:
+		return fmt.Errorf("output limit %d is negative", c.OutputLimit)
+	}
+	for i, a := range c.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("argument %d contains a NUL byte", i+1)
+		}
+	}
+	return nil
+}
+
+// checkStrict refuses a shell operator anywhere in the program or arguments.
+func checkStrict(c Cmd) error {
+	if op := shellOperator(c.Program); op != "" {
+		return fmt.Errorf("%w: program %q contains %q", ErrStrict, c.Program, op)
+	}
+	for i, a := range c.Args {
+		if op := shellOperator(a); op != "" {
+			return fmt.Errorf("%w: argument %d %q contains %q", ErrStrict, i+1, a, op)
+		}
+	}
+	return nil
+}
+
+func shellOperator(s string) string {
+	for _, op := range shellOperators {
+		if strings.Contains(s, op) {
+			return op
+		}
+	}
+	return ""
+}
+
+// workDir resolves dir through the roots and checks that it is an existing
+// directory. It returns the canonical path the child runs in.
+func workDir(roots *fsroot.Set, dir string) (string, error) {
+	p, err := roots.Resolve(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	if !p.Exists {
+		return "", fmt.Errorf("working directory %s does not exist", dir)
+	}
+	fi, err := p.Stat()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a directory", dir)
+	}
+	return p.Abs, nil
+}
+
+// lookPath finds program as the child would: a name with a slash is used as
+// is (a relative one is taken from the working directory); a bare name is
+// looked up in the child's PATH. Relative PATH entries, the empty one (which
+// means ".") included, are skipped: they would find programs in whatever
+// directory the child is run in.
+func lookPath(program, pathList, dir string) (string, error) {
+	if strings.Contains(program, "/") {
+		p := program
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+		}
+		return p, nil
+	}
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, program)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w in the child's PATH", ErrNotFound)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", p)
+	}
+	return nil
+}
+
+func lookupEnv(env []string, name string) (string, bool) {
+	for _, kv := range env {
+		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// setEnv replaces or adds name in env.
+func setEnv(env []string, name, value string) []string {
+	for i, kv := range env {
+		if n, _, ok := strings.Cut(kv, "="); ok && n == name {
+			env[i] = name + "=" + value
+			return env
+		}
+	}
+	return append(env, name+"="+value)
+}
+
+// capped keeps the first limit bytes written to it and discards the rest,
+// always reporting success so that the copy from the child's pipe goes on.
+type capped struct {
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	room := w.limit - len(w.buf)
+	switch {
+	case len(p) <= room:
+		w.buf = append(w.buf, p...)
+	default:
+		w.buf = append(w.buf, p[:max(room, 0)]...)
+		w.truncated = true
+	}
+	return len(p), nil
+}
+
+// finish fills the fields of res that do not depend on the platform.
+func (p *prepared) finish(res *Result, stdout, stderr *capped) {
+	res.Stdout, res.StdoutTruncated = stdout.buf, stdout.truncated
+	res.Stderr, res.StderrTruncated = stderr.buf, stderr.truncated
+	res.Isolation = p.isolation
+}
