@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,5 +395,24 @@ func TestShellIsolateEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "outside.txt")); err == nil {
 		t.Error("a command under --isolate wrote outside its working directory")
+	}
+}
+
+// TestFetchEndToEnd fetches a page from a loopback server through the real
+// binary, and checks that --block-private-networks refuses the same page.
+func TestFetchEndToEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><body><h1>Hello</h1><script>leak()</script><p>from the test server</p></body></html>")
+	}))
+	defer srv.Close()
+	cs := connectBinary(t, "mcp", "fetch")
+	text, isError := mcptest.Call(t, cs, "fetch", map[string]any{"url": srv.URL})
+	if isError || !strings.Contains(text, "# Hello") || !strings.Contains(text, "from the test server") || strings.Contains(text, "leak()") {
+		t.Errorf("fetch: %q %v", text, isError)
+	}
+	blocked := connectBinary(t, "mcp", "fetch", "--block-private-networks")
+	if text, isError := mcptest.Call(t, blocked, "fetch", map[string]any{"url": srv.URL}); !isError {
+		t.Errorf("--block-private-networks fetched a loopback page: %q", text)
 	}
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/mcpserver"
+	"github.com/zero-dev/zero/internal/mcpserver/fetch"
 	"github.com/zero-dev/zero/internal/mcpserver/filesystem"
 	"github.com/zero-dev/zero/internal/mcpserver/shell"
 	"github.com/zero-dev/zero/internal/mcpserver/skills"
@@ -60,7 +62,12 @@ func mcpServers() []*mcpServer {
 			short: "read, write, edit, list and search files inside the allowed directories (default: the working directory)",
 			build: buildFilesystem,
 		},
-		{name: "fetch", short: "fetch web pages as Markdown", flags: []string{"user-agent", "respect-robots-txt", "block-private-networks"}},
+		{
+			name:  "fetch",
+			args:  "[--user-agent UA] [--respect-robots-txt] [--block-private-networks [--allow-private-networks LIST]]",
+			short: "fetch web pages as Markdown; by default it can reach loopback and private addresses (no SSRF protection)",
+			build: buildFetch,
+		},
 		{name: "memory", short: "a knowledge graph kept in a JSONL file", flags: []string{"memory-file"}},
 		{
 			name:  "shell",
@@ -243,6 +250,34 @@ func buildShell(fs *flag.FlagSet) configureFunc {
 		}
 		opts := shell.Options{Roots: roots, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout, Isolate: *isolate}
 		return shell.New(opts, stdio.Err), func() { roots.Close() }, nil
+	}
+}
+
+// buildFetch configures the fetch server; it takes no positional arguments.
+func buildFetch(fs *flag.FlagSet) configureFunc {
+	userAgent := fs.String("user-agent", fetch.DefaultUserAgent, "the User-Agent of every request")
+	robots := fs.Bool("respect-robots-txt", false, "check robots.txt before each tool fetch (the prompt never does)")
+	block := fs.Bool("block-private-networks", false, "refuse loopback, private, link-local and metadata addresses, checked at connect time and on every redirect")
+	allow := fs.String("allow-private-networks", "", "with --block-private-networks: comma-separated addresses or prefixes still allowed")
+	return func(args []string, stdio Stdio) (*mcp.Server, func(), error) {
+		if len(args) > 0 {
+			return nil, nil, usagef("unexpected arguments %q", args)
+		}
+		if strings.TrimSpace(*userAgent) == "" {
+			return nil, nil, usagef("--user-agent must not be empty")
+		}
+		opts := fetch.Options{UserAgent: *userAgent, RespectRobots: *robots, BlockPrivate: *block}
+		if *allow != "" {
+			if !*block {
+				return nil, nil, usagef("--allow-private-networks needs --block-private-networks")
+			}
+			prefixes, err := netguard.ParseAllow(*allow)
+			if err != nil {
+				return nil, nil, usagef("--allow-private-networks: %v", err)
+			}
+			opts.Allow = prefixes
+		}
+		return fetch.New(opts, stdio.Err), func() {}, nil
 	}
 }
 
