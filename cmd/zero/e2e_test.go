@@ -416,3 +416,31 @@ func TestFetchEndToEnd(t *testing.T) {
 		t.Errorf("--block-private-networks fetched a loopback page: %q", text)
 	}
 }
+
+// TestMemoryEndToEnd writes to the graph through the real binary, and reads
+// it back from the file the reference server would read and from a second
+// process.
+func TestMemoryEndToEnd(t *testing.T) {
+	file := filepath.Join(workDir(t), "graph.jsonl")
+	cs := connectBinary(t, "mcp", "memory", "--memory-file", file)
+	args := map[string]any{"entities": []map[string]any{{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}}}}
+	if text, isError := mcptest.Call(t, cs, "create_entities", args); isError {
+		t.Fatalf("create_entities: %q", text)
+	}
+	cs.Close() // the server exits and compacts its log into the file
+	waitFor := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if string(b) == `{"type":"entity","name":"Ada","entityType":"person","observations":["wrote the first program"]}` {
+			break
+		}
+		if time.Now().After(waitFor) {
+			t.Fatalf("graph file = %q", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again := connectBinary(t, "mcp", "memory", "--memory-file", file)
+	if text, isError := mcptest.Call(t, again, "search_nodes", map[string]any{"query": "first program"}); isError || !strings.Contains(text, "Ada") {
+		t.Errorf("search_nodes after a restart: %q %v", text, isError)
+	}
+}

@@ -23,6 +23,8 @@ func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.txt")
 	os.WriteFile(file, []byte("x"), 0o644)
+	corrupt := filepath.Join(dir, "corrupt.jsonl")
+	os.WriteFile(corrupt, []byte(`{"type":"entity","name":"a","entityType":"t","observations":[]}`+"\n{oops\n"), 0o600)
 	tests := []struct {
 		args   []string
 		code   int
@@ -32,7 +34,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"nope"}, 2, `unknown command "nope"`},
 		{[]string{"mcp"}, 2, "missing server"},
 		{[]string{"mcp", "nope"}, 2, `unknown server "nope"`},
-		{[]string{"mcp", "memory"}, 2, "not built yet"},
+		{[]string{"mcp", "memory", "m.jsonl"}, 2, "give the file with --memory-file"},
+		{[]string{"mcp", "memory", "--memory-file", corrupt}, 2, "line 2"},
 		{[]string{"mcp", "fetch", "http://x"}, 2, "unexpected arguments"},
 		{[]string{"mcp", "fetch", "--user-agent", " "}, 2, "--user-agent must not be empty"},
 		{[]string{"mcp", "fetch", "--allow-private-networks", "10.0.0.0/8"}, 2, "needs --block-private-networks"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/graphstore"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -16,6 +17,7 @@ import (
 	"github.com/zero-dev/zero/internal/mcpserver"
 	"github.com/zero-dev/zero/internal/mcpserver/fetch"
 	"github.com/zero-dev/zero/internal/mcpserver/filesystem"
+	"github.com/zero-dev/zero/internal/mcpserver/memory"
 	"github.com/zero-dev/zero/internal/mcpserver/shell"
 	"github.com/zero-dev/zero/internal/mcpserver/skills"
 )
@@ -36,8 +38,8 @@ type mcpServer struct {
 
 // A configureFunc builds a server from its parsed flags and positional
 // arguments. An unusable configuration is a usage error. cleanup runs after
-// the server stops.
-type configureFunc func(positional []string, stdio Stdio) (server *mcp.Server, cleanup func(), err error)
+// the server stops; its error is the command's.
+type configureFunc func(positional []string, stdio Stdio) (server *mcp.Server, cleanup func() error, err error)
 
 // owns reports whether flag name belongs to s.
 func (s *mcpServer) owns(name string) bool {
@@ -68,7 +70,12 @@ func mcpServers() []*mcpServer {
 			short: "fetch web pages as Markdown; by default it can reach loopback and private addresses (no SSRF protection)",
 			build: buildFetch,
 		},
-		{name: "memory", short: "a knowledge graph kept in a JSONL file", flags: []string{"memory-file"}},
+		{
+			name:  "memory",
+			args:  "[--memory-file FILE]",
+			short: "a knowledge graph in a JSONL file (--memory-file, else $MEMORY_FILE_PATH, else ./memory.jsonl); plain text, not encrypted",
+			build: buildMemory,
+		},
 		{
 			name:  "shell",
 			args:  "[--timeout D] [--max-timeout D] [--isolate] [DIR...]",
@@ -169,8 +176,11 @@ func runMCP(ctx context.Context, stdio Stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	return mcpserver.Serve(ctx, server, opts)
+	err = mcpserver.Serve(ctx, server, opts)
+	if cerr := cleanup(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // explainFlagError names the server a misplaced flag belongs to.
@@ -217,12 +227,12 @@ func openRoots(dirs []string) (*fsroot.Set, error) {
 // buildFilesystem configures the filesystem server: the positional
 // arguments are the allowed directories.
 func buildFilesystem(*flag.FlagSet) configureFunc {
-	return func(dirs []string, stdio Stdio) (*mcp.Server, func(), error) {
+	return func(dirs []string, stdio Stdio) (*mcp.Server, func() error, error) {
 		roots, err := openRoots(dirs)
 		if err != nil {
 			return nil, nil, err
 		}
-		return filesystem.New(roots, stdio.Err), func() { roots.Close() }, nil
+		return filesystem.New(roots, stdio.Err), roots.Close, nil
 	}
 }
 
@@ -232,7 +242,7 @@ func buildShell(fs *flag.FlagSet) configureFunc {
 	timeout := fs.Duration("timeout", shell.DefaultTimeout, "timeout of a command that asks for none")
 	maxTimeout := fs.Duration("max-timeout", shell.MaxTimeout, "the longest timeout a command may ask for")
 	isolate := fs.Bool("isolate", false, "run every command under bubblewrap isolation: no network, read-only system, writable working directory")
-	return func(dirs []string, stdio Stdio) (*mcp.Server, func(), error) {
+	return func(dirs []string, stdio Stdio) (*mcp.Server, func() error, error) {
 		switch {
 		case *timeout <= 0:
 			return nil, nil, usagef("--timeout must be positive, got %v", *timeout)
@@ -249,7 +259,7 @@ func buildShell(fs *flag.FlagSet) configureFunc {
 			return nil, nil, err
 		}
 		opts := shell.Options{Roots: roots, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout, Isolate: *isolate}
-		return shell.New(opts, stdio.Err), func() { roots.Close() }, nil
+		return shell.New(opts, stdio.Err), roots.Close, nil
 	}
 }
 
@@ -259,7 +269,7 @@ func buildFetch(fs *flag.FlagSet) configureFunc {
 	robots := fs.Bool("respect-robots-txt", false, "check robots.txt before each tool fetch (the prompt never does)")
 	block := fs.Bool("block-private-networks", false, "refuse loopback, private, link-local and metadata addresses, checked at connect time and on every redirect")
 	allow := fs.String("allow-private-networks", "", "with --block-private-networks: comma-separated addresses or prefixes still allowed")
-	return func(args []string, stdio Stdio) (*mcp.Server, func(), error) {
+	return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
 		if len(args) > 0 {
 			return nil, nil, usagef("unexpected arguments %q", args)
 		}
@@ -277,14 +287,36 @@ func buildFetch(fs *flag.FlagSet) configureFunc {
 			}
 			opts.Allow = prefixes
 		}
-		return fetch.New(opts, stdio.Err), func() {}, nil
+		return fetch.New(opts, stdio.Err), func() error { return nil }, nil
+	}
+}
+
+// buildMemory configures the memory server on the graph file named by
+// --memory-file, else MEMORY_FILE_PATH, else memory.jsonl, relative to the
+// working directory. A file that cannot be loaded, a corrupt one included,
+// is a usage error: nothing is served and the file is left as it is.
+func buildMemory(fs *flag.FlagSet) configureFunc {
+	file := fs.String("memory-file", "", "the knowledge graph's JSONL file")
+	return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
+		if len(args) > 0 {
+			return nil, nil, usagef("unexpected arguments %q; give the file with --memory-file", args)
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, nil, usagef("the working directory is unknown: %v", err)
+		}
+		store, err := graphstore.Open(memory.FilePath(*file, os.Getenv("MEMORY_FILE_PATH"), wd))
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		return memory.New(store, stdio.Err), store.Close, nil
 	}
 }
 
 // buildSkills configures the skills server on one workspace directory.
 func buildSkills(fs *flag.FlagSet) configureFunc {
 	workspace := fs.String("workspace", "", "the workspace holding the skills (default: the working directory)")
-	return func(args []string, stdio Stdio) (*mcp.Server, func(), error) {
+	return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
 		if len(args) > 0 {
 			return nil, nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
 		}
@@ -296,6 +328,6 @@ func buildSkills(fs *flag.FlagSet) configureFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		return skills.New(roots, stdio.Err), func() { roots.Close() }, nil
+		return skills.New(roots, stdio.Err), roots.Close, nil
 	}
 }

@@ -1,0 +1,477 @@
+package graphstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// This file reads and writes the main file in the reference server's
+// format: one JSON object a line,
+//
+//	{"type":"entity","name":"…","entityType":"…","observations":["…"]}
+//	{"type":"relation","from":"…","to":"…","relationType":"…"}
+//
+// entities first, then relations, lines separated by "\n" with none after
+// the last, strings escaped as JSON.stringify escapes them.
+//
+// Reading is as lenient as the reference's where that loses nothing, and
+// stricter where the reference would load something it then fails on:
+//   - blank lines are skipped (JavaScript's trim decides what is blank);
+//   - a line that is not JSON is an error;
+//   - an entity line needs string "name" and "entityType" and an array of
+//     strings "observations", a relation line string "from", "to" and
+//     "relationType", or it is an error;
+//   - any other JSON line (another "type", no "type", not an object) is
+//     kept as it is and written back unchanged, after the graph;
+//   - members an entity or relation line has beyond its own are kept and
+//     written back after them; a line is written back byte for byte while
+//     its entity or relation is unchanged;
+//   - when a name repeats, the entities merge: the first line's type, the
+//     observations of both (the reference can write such a file when one
+//     call repeats a name); a repeated relation is kept once.
+
+// A CorruptError reports a line of a file that could not be read. The file
+// is left as it is.
+type CorruptError struct {
+	Path   string
+	Line   int   // from 1
+	Offset int64 // of the error, in bytes from the start of the file
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s: line %d, byte offset %d: %s; the file was left unchanged: fix or remove that line", e.Path, e.Line, e.Offset, e.Reason)
+}
+
+type lineKind int
+
+const (
+	lineBlank lineKind = iota
+	lineEntity
+	lineRelation
+	lineOpaque
+)
+
+// member is one member of a line's object, as parsed.
+type member struct {
+	key        string
+	start, end int // of `"key":value` in the line
+	str        string
+	strs       []string
+	kind       byte // 's' string, 'a' array of strings, 0 anything else
+}
+
+// parseLine reads one line of the main file. On error, pos is where in the
+// line it was found. scratch is a buffer to reuse.
+func parseLine(line string, scratch *[]byte) (kind lineKind, e entity, r relation, pos int, err error) {
+	if jsBlank(line) {
+		return lineBlank, e, r, 0, nil
+	}
+	sc := scanner{s: line}
+	if sc.peek() != '{' {
+		if err := sc.skip(0); err != nil {
+			return 0, e, r, sc.i, err
+		}
+		if err := sc.end(); err != nil {
+			return 0, e, r, sc.i, err
+		}
+		return lineOpaque, e, r, 0, nil
+	}
+	var buf [8]member
+	ms, typ, err := sc.lineMembers(buf[:0])
+	if err == nil {
+		err = sc.end()
+	}
+	if err != nil {
+		return 0, e, r, sc.i, err
+	}
+	var members string
+	switch typ {
+	case "entity":
+		e.Name, e.EntityType, e.Observations, members, err = entityFields(line, ms)
+		if err != nil {
+			return 0, e, r, 0, err
+		}
+		if members != "" {
+			e.extras().members = members
+		}
+		if !canonicalEntity(line, &sc, ms, &e) {
+			*scratch = appendEntity((*scratch)[:0], &e)
+			if string(*scratch) != line {
+				e.extras().raw = line
+			}
+		}
+		return lineEntity, e, r, 0, nil
+	case "relation":
+		r.From, r.To, r.RelationType, members, err = relationFields(line, ms)
+		if err != nil {
+			return 0, e, r, 0, err
+		}
+		if members != "" {
+			r.x = &extras{members: members}
+		}
+		*scratch = appendRelation((*scratch)[:0], &r)
+		if string(*scratch) != line {
+			if r.x == nil {
+				r.x = &extras{}
+			}
+			r.x.raw = line
+		}
+		return lineRelation, e, r, 0, nil
+	}
+	return lineOpaque, e, r, 0, nil
+}
+
+// canonicalEntity is a quick check that line is what appendEntity writes
+// for e: the members in the order it writes them, strings as they stand in
+// the line (which then need no escaping), and no byte more.
+func canonicalEntity(line string, sc *scanner, ms []member, e *entity) bool {
+	if sc.altered || len(ms) != 4 || ms[0].key != "type" || ms[1].key != "name" || ms[2].key != "entityType" || ms[3].key != "observations" {
+		return false
+	}
+	n := len(`{"type":"entity","name":"","entityType":"","observations":[]}`) + len(e.Name) + len(e.EntityType)
+	for i, o := range e.Observations {
+		n += len(o) + 2
+		if i > 0 {
+			n++
+		}
+	}
+	return n == len(line)
+}
+
+// lineMembers reads the members of a line's object, appending them to ms,
+// and returns its "type" (the last one, as JavaScript reads it) if it is a
+// string.
+func (sc *scanner) lineMembers(ms []member) (_ []member, typ string, err error) {
+	sc.i++ // the '{'
+	if sc.peek() == '}' {
+		sc.i++
+		return ms, "", nil
+	}
+	for {
+		sc.ws()
+		m := member{start: sc.i}
+		if m.key, err = sc.str(); err != nil {
+			return nil, "", err
+		}
+		if err := sc.expect(':'); err != nil {
+			return nil, "", err
+		}
+		switch sc.peek() {
+		case '"':
+			if m.str, err = sc.str(); err != nil {
+				return nil, "", err
+			}
+			m.kind = 's'
+		case '[':
+			ss, ok, err := sc.strs()
+			if err != nil {
+				return nil, "", err
+			}
+			if ok {
+				m.strs, m.kind = ss, 'a'
+			} else if err := sc.skip(1); err != nil {
+				return nil, "", err
+			}
+		default:
+			if err := sc.skip(1); err != nil {
+				return nil, "", err
+			}
+		}
+		m.end = sc.i
+		if m.key == "type" {
+			typ = m.str // "" unless a string
+		}
+		ms = append(ms, m)
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return ms, typ, nil
+		default:
+			return nil, "", sc.unexpected("',' or '}'")
+		}
+	}
+}
+
+func entityFields(line string, ms []member) (name, typ string, obs []string, members string, err error) {
+	var haveName, haveType, haveObs bool
+	var b strings.Builder
+	for _, m := range ms {
+		switch m.key {
+		case "type":
+		case "name":
+			name, haveName = m.str, m.kind == 's'
+		case "entityType":
+			typ, haveType = m.str, m.kind == 's'
+		case "observations":
+			obs, haveObs = m.strs, m.kind == 'a'
+		default:
+			b.WriteByte(',')
+			b.WriteString(line[m.start:m.end])
+		}
+	}
+	switch {
+	case !haveName:
+		err = errors.New(`entity without a string "name"`)
+	case !haveType:
+		err = errors.New(`entity without a string "entityType"`)
+	case !haveObs:
+		err = errors.New(`entity without an array of strings "observations"`)
+	}
+	return name, typ, obs, b.String(), err
+}
+
+func relationFields(line string, ms []member) (from, to, typ, members string, err error) {
+	var haveFrom, haveTo, haveType bool
+	var b strings.Builder
+	for _, m := range ms {
+		switch m.key {
+		case "type":
+		case "from":
+			from, haveFrom = m.str, m.kind == 's'
+		case "to":
+			to, haveTo = m.str, m.kind == 's'
+		case "relationType":
+			typ, haveType = m.str, m.kind == 's'
+		default:
+			b.WriteByte(',')
+			b.WriteString(line[m.start:m.end])
+		}
+	}
+	switch {
+	case !haveFrom:
+		err = errors.New(`relation without a string "from"`)
+	case !haveTo:
+		err = errors.New(`relation without a string "to"`)
+	case !haveType:
+		err = errors.New(`relation without a string "relationType"`)
+	}
+	return from, to, typ, b.String(), err
+}
+
+// jsBlank reports whether JavaScript's String.prototype.trim leaves
+// nothing of s: the reference skips such lines.
+func jsBlank(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case ' ', '\t', '\n', '\v', '\f', '\r':
+				i++
+				continue
+			}
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0xA0, r == 0x1680, r >= 0x2000 && r <= 0x200A, r == 0x2028, r == 0x2029,
+			r == 0x202F, r == 0x205F, r == 0x3000, r == 0xFEFF:
+			i += size
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// parseMain reads a whole main file into a graph. A large file is parsed
+// in as many parts as there are processors, then put together in order.
+func parseMain(path string, data string) (*graph, error) {
+	parts := 1
+	if len(data) >= 4<<20 {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	chunks := make([]chunk, parts)
+	start, line := 0, 1
+	for i := range chunks {
+		end := len(data)
+		if i < parts-1 {
+			end = len(data) * (i + 1) / parts
+			if nl := strings.IndexByte(data[end:], '\n'); nl >= 0 {
+				end += nl
+			} else {
+				end = len(data)
+			}
+		}
+		if start > end { // an earlier part took it all
+			start = end
+		}
+		chunks[i] = chunk{data: data[start:end], off: start, line: line}
+		line += strings.Count(data[start:end], "\n") + 1
+		start = end + 1
+	}
+	var wg sync.WaitGroup
+	for i := range chunks {
+		if len(chunks) == 1 {
+			chunks[i].parse(path)
+			break
+		}
+		wg.Go(func() { chunks[i].parse(path) })
+	}
+	wg.Wait()
+	var nEnts, nRels int
+	for i := range chunks {
+		if err := chunks[i].err; err != nil {
+			return nil, err
+		}
+		nEnts += len(chunks[i].ents)
+		nRels += len(chunks[i].rels)
+	}
+	// Entities and relations are indexed apart: they share nothing.
+	g := newGraph(nEnts, nRels)
+	wg.Go(func() {
+		for i := range chunks {
+			for j := range chunks[i].rels {
+				g.loadRelation(chunks[i].rels[j])
+			}
+		}
+	})
+	for i := range chunks {
+		for j := range chunks[i].ents {
+			g.loadEntity(chunks[i].ents[j])
+		}
+		g.opaque = append(g.opaque, chunks[i].opaque...)
+	}
+	wg.Wait()
+	return g, nil
+}
+
+// A chunk is a part of a main file, from a line's start to the end of a
+// line, and what it holds.
+type chunk struct {
+	data      string
+	off, line int // where data starts in the file
+
+	ents   []entity
+	rels   []relation
+	opaque []string
+	err    error
+}
+
+func (c *chunk) parse(path string) {
+	c.ents = make([]entity, 0, estimateEntities(c.data))
+	var scratch []byte
+	lineNo := c.line - 1
+	for off := 0; off <= len(c.data); {
+		lineNo++
+		end := strings.IndexByte(c.data[off:], '\n')
+		if end < 0 {
+			end = len(c.data)
+		} else {
+			end += off
+		}
+		line := c.data[off:end]
+		kind, e, r, pos, err := parseLine(line, &scratch)
+		if err != nil {
+			c.err = &CorruptError{Path: path, Line: lineNo, Offset: int64(c.off + off + pos), Reason: err.Error()}
+			return
+		}
+		switch kind {
+		case lineEntity:
+			c.ents = append(c.ents, e)
+		case lineRelation:
+			c.rels = append(c.rels, r)
+		case lineOpaque:
+			c.opaque = append(c.opaque, line)
+		}
+		off = end + 1
+	}
+}
+
+// appendEntity appends e's line: the line as read while it is unchanged,
+// or the reference's form with any unknown members after it.
+func appendEntity(dst []byte, e *entity) []byte {
+	if e.x != nil && e.x.raw != "" {
+		return append(dst, e.x.raw...)
+	}
+	dst = append(dst, `{"type":"entity","name":`...)
+	dst = AppendJSONString(dst, e.Name)
+	dst = append(dst, `,"entityType":`...)
+	dst = AppendJSONString(dst, e.EntityType)
+	dst = append(dst, `,"observations":[`...)
+	for i, o := range e.Observations {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, o)
+	}
+	dst = append(dst, ']')
+	if e.x != nil {
+		dst = append(dst, e.x.members...)
+	}
+	return append(dst, '}')
+}
+
+func appendRelation(dst []byte, r *relation) []byte {
+	if r.x != nil && r.x.raw != "" {
+		return append(dst, r.x.raw...)
+	}
+	dst = append(dst, `{"type":"relation","from":`...)
+	dst = AppendJSONString(dst, r.From)
+	dst = append(dst, `,"to":`...)
+	dst = AppendJSONString(dst, r.To)
+	dst = append(dst, `,"relationType":`...)
+	dst = AppendJSONString(dst, r.RelationType)
+	if r.x != nil {
+		dst = append(dst, r.x.members...)
+	}
+	return append(dst, '}')
+}
+
+// writeMain writes g in the main file's format.
+func writeMain(w *bufio.Writer, g *graph) error {
+	var buf []byte
+	first := true
+	line := func(b []byte) {
+		if !first {
+			w.WriteByte('\n')
+		}
+		first = false
+		w.Write(b)
+	}
+	for i := range int32(g.ents.len()) {
+		if e := g.ents.at(i); e.live {
+			buf = appendEntity(buf[:0], e)
+			line(buf)
+		}
+	}
+	for i := range int32(g.rels.len()) {
+		if r := g.rels.at(i); r.live {
+			buf = appendRelation(buf[:0], r)
+			line(buf)
+		}
+	}
+	for _, o := range g.opaque {
+		if !first {
+			w.WriteByte('\n')
+		}
+		first = false
+		w.WriteString(o)
+	}
+	return w.Flush()
+}
+
+// estimateEntities estimates how many entities data holds, from its number
+// of lines and the kinds of the first thousand.
+func estimateEntities(data string) int {
+	lines := strings.Count(data, "\n") + 1
+	var e, n int
+	for rest := data; n < 1000 && rest != ""; n++ {
+		line, next, _ := strings.Cut(rest, "\n")
+		if strings.HasPrefix(line, `{"type":"entity"`) {
+			e++
+		}
+		rest = next
+	}
+	if n == 0 {
+		return 0
+	}
+	return lines*e/n + lines/16 // a little more, so as not to grow just short of the end
+}

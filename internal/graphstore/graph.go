@@ -1,0 +1,739 @@
+package graphstore
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file holds the graph in memory: entities and relations in the
+// order the reference keeps them (the order they were made in), with
+// indexes so that a change costs time in proportion to what it touches,
+// not to the size of the graph.
+
+// An Entity is a node of the graph: a unique name, a type and observations.
+type Entity struct {
+	Name         string
+	EntityType   string
+	Observations []string
+}
+
+// A Relation is a directed, typed edge between two entity names. Its
+// endpoints need not exist, as in the reference.
+type Relation struct {
+	From         string
+	To           string
+	RelationType string
+}
+
+// Observations names observations of one entity: those to add or delete,
+// or those that were added.
+type Observations struct {
+	EntityName string
+	Contents   []string
+}
+
+// A Graph is a set of entities and relations, in the graph's order.
+type Graph struct {
+	Entities  []Entity
+	Relations []Relation
+}
+
+// obsSetMin is the number of observations from which an entity keeps a set
+// of them, to add without scanning the list.
+const obsSetMin = 16
+
+type entity struct {
+	Entity
+	x      *extras // nil for most
+	region int32   // its region in the search index, or -1
+	live   bool
+}
+
+type relation struct {
+	Relation
+	x *extras
+	// The previous slot in the chains of relations from From (next[0]) and
+	// to To (next[1]), or -1; see graph.byEnd.
+	next [2]int32
+	live bool
+}
+
+// extras is what few entities and relations need.
+type extras struct {
+	members string              // members the line had beyond its own, each after a comma
+	raw     string              // the line as read, while unchanged and unlike what the store would write
+	obsSet  map[string]struct{} // an entity's observations, once they are many
+}
+
+type graph struct {
+	ents     pages[entity]
+	byName   map[string]int32
+	deadEnts int
+
+	rels     pages[relation]
+	byRel    map[Relation]int32
+	deadRels int
+	// The relations from or to each name, as a chain: slot 2i stands for
+	// relation i as seen from its From, 2i+1 from its To. byEnd holds a
+	// name's latest slot; the relation's next the one before.
+	byEnd map[string]int32
+
+	opaque []string // lines that are neither entity nor relation, in order
+
+	index searchIndex
+}
+
+// pageBits sets the size of the pages entities and relations are kept in.
+const pageBits = 10
+
+// pages is a growable array kept in pages of fixed size, so that growing
+// it never moves what it holds: a write costs the same in a graph of any
+// size.
+type pages[T any] struct {
+	p [][]T
+	n int
+}
+
+func (v *pages[T]) at(i int32) *T { return &v.p[i>>pageBits][i&(1<<pageBits-1)] }
+
+func (v *pages[T]) push(x T) int32 {
+	if v.n>>pageBits == len(v.p) {
+		v.p = append(v.p, make([]T, 1<<pageBits))
+	}
+	i := int32(v.n)
+	v.n++
+	*v.at(i) = x
+	return i
+}
+
+func (v *pages[T]) len() int { return v.n }
+
+func newGraph(ents, rels int) *graph {
+	return &graph{
+		byName: make(map[string]int32, ents),
+		byRel:  make(map[Relation]int32, rels),
+		byEnd:  make(map[string]int32, min(ents, 2*rels)),
+	}
+}
+
+func (e *entity) extras() *extras {
+	if e.x == nil {
+		e.x = &extras{}
+	}
+	return e.x
+}
+
+// loadEntity adds an entity read from the main file, merging it into an
+// earlier one of the same name.
+func (g *graph) loadEntity(e entity) {
+	if i, ok := g.byName[e.Name]; ok {
+		g.addObservations(g.ents.at(i), e.Observations)
+		return
+	}
+	e.live, e.region = true, -1
+	i := g.ents.push(e)
+	g.byName[e.Name] = i
+	g.index.added(i)
+}
+
+// loadRelation adds a relation unless the graph has it.
+func (g *graph) loadRelation(r relation) {
+	if _, ok := g.byRel[r.Relation]; ok {
+		return
+	}
+	r.live, r.next = true, [2]int32{-1, -1}
+	i := g.rels.push(r)
+	g.byRel[r.Relation] = i
+	g.link(r.From, 2*i)
+	if r.To != r.From {
+		g.link(r.To, 2*i+1)
+	}
+}
+
+func (g *graph) nextSlot(slot int32) *int32 { return &g.rels.at(slot / 2).next[slot%2] }
+
+func (g *graph) link(name string, slot int32) {
+	if h, ok := g.byEnd[name]; ok {
+		*g.nextSlot(slot) = h
+	}
+	g.byEnd[name] = slot
+}
+
+func (g *graph) unlink(name string, slot int32) {
+	h := g.byEnd[name]
+	if h == slot {
+		if prev := *g.nextSlot(slot); prev < 0 {
+			delete(g.byEnd, name)
+		} else {
+			g.byEnd[name] = prev
+		}
+		return
+	}
+	for *g.nextSlot(h) != slot {
+		h = *g.nextSlot(h)
+	}
+	*g.nextSlot(h) = *g.nextSlot(slot)
+}
+
+// appendEnds appends the indexes of the relations from or to name.
+func (g *graph) appendEnds(dst []int32, name string) []int32 {
+	slot, ok := g.byEnd[name]
+	for ok && slot >= 0 {
+		dst = append(dst, slot/2)
+		slot = *g.nextSlot(slot)
+	}
+	return dst
+}
+
+func (g *graph) entity(name string) *entity {
+	if i, ok := g.byName[name]; ok {
+		return g.ents.at(i)
+	}
+	return nil
+}
+
+// changed forgets what depended on e's observations.
+func (g *graph) changed(e *entity) {
+	if e.x != nil {
+		e.x.raw = ""
+	}
+	g.index.changed(e, g.byName[e.Name])
+}
+
+func (e *entity) hasObservation(o string) bool {
+	if e.x != nil && e.x.obsSet != nil {
+		_, ok := e.x.obsSet[o]
+		return ok
+	}
+	return slices.Contains(e.Observations, o)
+}
+
+// addObservations appends the contents e lacks, and returns them.
+func (g *graph) addObservations(e *entity, contents []string) []string {
+	var added []string
+	for _, c := range contents {
+		if len(e.Observations) >= obsSetMin && (e.x == nil || e.x.obsSet == nil) {
+			set := make(map[string]struct{}, len(e.Observations)*2)
+			for _, o := range e.Observations {
+				set[o] = struct{}{}
+			}
+			e.extras().obsSet = set
+		}
+		if e.hasObservation(c) {
+			continue
+		}
+		e.Observations = append(e.Observations, c)
+		if e.x != nil && e.x.obsSet != nil {
+			e.x.obsSet[c] = struct{}{}
+		}
+		added = append(added, c)
+	}
+	if len(added) > 0 {
+		g.changed(e)
+	}
+	return added
+}
+
+func (g *graph) removeEntity(name string) {
+	i, ok := g.byName[name]
+	if !ok {
+		return
+	}
+	e := g.ents.at(i)
+	g.index.changed(e, -1)
+	*e = entity{}
+	delete(g.byName, name)
+	g.deadEnts++
+	if g.deadEnts > 1024 && g.deadEnts > g.ents.len()/2 {
+		// Drop the deleted slots; indexes change, so the search index goes.
+		old := g.ents
+		g.ents, g.deadEnts, g.index = pages[entity]{}, 0, searchIndex{}
+		for j := range int32(old.len()) {
+			if e := old.at(j); e.live {
+				e.region = -1
+				g.byName[e.Name] = g.ents.push(*e)
+			}
+		}
+	}
+}
+
+func (g *graph) removeRelation(i int32) {
+	r := *g.rels.at(i)
+	g.unlink(r.From, 2*i)
+	if r.To != r.From {
+		g.unlink(r.To, 2*i+1)
+	}
+	*g.rels.at(i) = relation{}
+	delete(g.byRel, r.Relation)
+	g.deadRels++
+	if g.deadRels > 1024 && g.deadRels > g.rels.len()/2 {
+		old := g.rels
+		g.rels, g.deadRels = pages[relation]{}, 0
+		clear(g.byRel)
+		clear(g.byEnd)
+		for j := range int32(old.len()) {
+			if r := old.at(j); r.live {
+				g.loadRelation(*r)
+			}
+		}
+	}
+}
+
+// A record is one change: what a mutation did, as the change log holds it.
+// Applying a record to the graph it was planned on repeats the change
+// exactly; applying it to another graph (one the reference server rewrote)
+// does what still can be done: creating what is missing, adding to and
+// deleting from what exists.
+type record struct {
+	op        string
+	entities  []Entity
+	relations []Relation
+	obs       []Observations
+	names     []string
+}
+
+const (
+	opCreateEntities     = "createEntities"
+	opCreateRelations    = "createRelations"
+	opAddObservations    = "addObservations"
+	opDeleteEntities     = "deleteEntities"
+	opDeleteObservations = "deleteObservations"
+	opDeleteRelations    = "deleteRelations"
+)
+
+func (g *graph) apply(r *record) {
+	switch r.op {
+	case opCreateEntities:
+		for _, e := range r.entities {
+			if _, ok := g.byName[e.Name]; !ok {
+				e.Observations = slices.Clip(e.Observations)
+				g.loadEntity(entity{Entity: e})
+			}
+		}
+	case opCreateRelations:
+		for _, rel := range r.relations {
+			g.loadRelation(relation{Relation: rel})
+		}
+	case opAddObservations:
+		for _, o := range r.obs {
+			if e := g.entity(o.EntityName); e != nil {
+				g.addObservations(e, o.Contents)
+			}
+		}
+	case opDeleteEntities:
+		for _, name := range r.names {
+			g.removeEntity(name)
+			var gone []Relation
+			for _, i := range g.appendEnds(nil, name) {
+				gone = append(gone, g.rels.at(i).Relation)
+			}
+			for _, rel := range gone {
+				g.removeRelation(g.byRel[rel])
+			}
+		}
+	case opDeleteObservations:
+		for _, o := range r.obs {
+			e := g.entity(o.EntityName)
+			if e == nil {
+				continue
+			}
+			drop := make(map[string]struct{}, len(o.Contents))
+			for _, c := range o.Contents {
+				drop[c] = struct{}{}
+			}
+			kept := make([]string, 0, len(e.Observations))
+			for _, c := range e.Observations {
+				if _, ok := drop[c]; !ok {
+					kept = append(kept, c)
+				}
+			}
+			if len(kept) != len(e.Observations) {
+				e.Observations = kept
+				if e.x != nil {
+					e.x.obsSet = nil
+				}
+				g.changed(e)
+			}
+		}
+	case opDeleteRelations:
+		for _, rel := range r.relations {
+			if i, ok := g.byRel[rel]; ok {
+				g.removeRelation(i)
+			}
+		}
+	}
+}
+
+// The plan functions work out what a mutation changes, without changing
+// anything: the record to log and apply (nil when nothing changes).
+
+func (g *graph) planCreateEntities(in []Entity) (*record, []Entity) {
+	created := []Entity{}
+	seen := map[string]bool{}
+	for _, e := range in {
+		e = Entity{Name: validUTF8(e.Name), EntityType: validUTF8(e.EntityType), Observations: slices.Clone(validAll(e.Observations))}
+		if e.Observations == nil {
+			e.Observations = []string{}
+		}
+		if _, ok := g.byName[e.Name]; ok || seen[e.Name] {
+			continue
+		}
+		seen[e.Name] = true
+		created = append(created, e)
+	}
+	if len(created) == 0 {
+		return nil, created
+	}
+	return &record{op: opCreateEntities, entities: created}, created
+}
+
+func (g *graph) planCreateRelations(in []Relation) (*record, []Relation) {
+	created := []Relation{}
+	seen := map[Relation]bool{}
+	for _, r := range in {
+		r = Relation{From: validUTF8(r.From), To: validUTF8(r.To), RelationType: validUTF8(r.RelationType)}
+		if _, ok := g.byRel[r]; ok || seen[r] {
+			continue
+		}
+		seen[r] = true
+		created = append(created, r)
+	}
+	if len(created) == 0 {
+		return nil, created
+	}
+	return &record{op: opCreateRelations, relations: created}, created
+}
+
+func (g *graph) planAddObservations(in []Observations) (*record, []Observations, error) {
+	for _, o := range in {
+		if g.entity(validUTF8(o.EntityName)) == nil {
+			return nil, nil, &EntityNotFoundError{Name: o.EntityName}
+		}
+	}
+	results := make([]Observations, 0, len(in))
+	var adds []Observations
+	pending := map[string]map[string]bool{} // added by earlier items of this call
+	for _, o := range in {
+		name := validUTF8(o.EntityName)
+		e := g.entity(name)
+		added := []string{}
+		mine := pending[name]
+		if mine == nil {
+			mine = map[string]bool{}
+			pending[name] = mine
+		}
+		for _, c := range validAll(o.Contents) {
+			if mine[c] || e.hasObservation(c) {
+				continue
+			}
+			mine[c] = true
+			added = append(added, c)
+		}
+		results = append(results, Observations{EntityName: name, Contents: added})
+		if len(added) > 0 {
+			adds = append(adds, Observations{EntityName: name, Contents: added})
+		}
+	}
+	if adds == nil {
+		return nil, results, nil
+	}
+	return &record{op: opAddObservations, obs: adds}, results, nil
+}
+
+func (g *graph) planDeleteEntities(names []string) *record {
+	var del []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = validUTF8(n)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		_, isEntity := g.byName[n]
+		if _, isEnd := g.byEnd[n]; isEntity || isEnd {
+			del = append(del, n)
+		}
+	}
+	if del == nil {
+		return nil
+	}
+	return &record{op: opDeleteEntities, names: del}
+}
+
+func (g *graph) planDeleteObservations(in []Observations) *record {
+	var dels []Observations
+	for _, o := range in {
+		e := g.entity(validUTF8(o.EntityName))
+		if e == nil {
+			continue
+		}
+		var gone []string
+		for _, c := range validAll(o.Contents) {
+			if e.hasObservation(c) && !slices.Contains(gone, c) {
+				gone = append(gone, c)
+			}
+		}
+		if gone != nil {
+			dels = append(dels, Observations{EntityName: e.Name, Contents: gone})
+		}
+	}
+	if dels == nil {
+		return nil
+	}
+	return &record{op: opDeleteObservations, obs: dels}
+}
+
+func (g *graph) planDeleteRelations(in []Relation) *record {
+	var del []Relation
+	seen := map[Relation]bool{}
+	for _, r := range in {
+		r = Relation{From: validUTF8(r.From), To: validUTF8(r.To), RelationType: validUTF8(r.RelationType)}
+		if _, ok := g.byRel[r]; ok && !seen[r] {
+			seen[r] = true
+			del = append(del, r)
+		}
+	}
+	if del == nil {
+		return nil
+	}
+	return &record{op: opDeleteRelations, relations: del}
+}
+
+// Queries. The slices in their results are clipped, so that appending to
+// them cannot reach the graph.
+
+func (e *entity) public() Entity {
+	return Entity{Name: e.Name, EntityType: e.EntityType, Observations: slices.Clip(e.Observations)}
+}
+
+func (g *graph) all() Graph {
+	out := Graph{Entities: make([]Entity, 0, len(g.byName)), Relations: make([]Relation, 0, len(g.byRel))}
+	for i := range int32(g.ents.len()) {
+		if e := g.ents.at(i); e.live {
+			out.Entities = append(out.Entities, e.public())
+		}
+	}
+	for i := range int32(g.rels.len()) {
+		if r := g.rels.at(i); r.live {
+			out.Relations = append(out.Relations, r.Relation)
+		}
+	}
+	return out
+}
+
+// around returns the graph's entities at the given indexes, in the graph's
+// order, and the relations with at least one end among them.
+func (g *graph) around(idx []int32) Graph {
+	slices.Sort(idx)
+	out := Graph{Entities: make([]Entity, 0, len(idx)), Relations: []Relation{}}
+	var rels []int32
+	for _, i := range idx {
+		e := g.ents.at(i)
+		out.Entities = append(out.Entities, e.public())
+		rels = g.appendEnds(rels, e.Name)
+	}
+	slices.Sort(rels)
+	rels = slices.Compact(rels)
+	for _, i := range rels {
+		out.Relations = append(out.Relations, g.rels.at(i).Relation)
+	}
+	return out
+}
+
+func (g *graph) nodes(names []string) Graph {
+	var idx []int32
+	seen := map[int32]bool{}
+	for _, n := range names {
+		if i, ok := g.byName[n]; ok && !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	return g.around(idx)
+}
+
+// search matches query against names, types and observations, ignoring
+// case: each is lower-cased (Go's Unicode simple case mapping) and must
+// contain the lower-cased query.
+func (g *graph) search(query string) Graph {
+	q := appendLower(nil, query)
+	var idx []int32
+	if len(q) == 0 || bytes.IndexByte(q, 0) >= 0 {
+		// Every entity, or a query the index cannot take: field by field.
+		var buf []byte
+		for i := range int32(g.ents.len()) {
+			if e := g.ents.at(i); e.live && (len(q) == 0 || matchFields(&e.Entity, q, &buf)) {
+				idx = append(idx, i)
+			}
+		}
+		return g.around(idx)
+	}
+	return g.around(g.index.find(g, q))
+}
+
+func matchFields(e *Entity, q []byte, buf *[]byte) bool {
+	match := func(s string) bool {
+		*buf = appendLower((*buf)[:0], s)
+		return bytes.Contains(*buf, q)
+	}
+	if match(e.Name) || match(e.EntityType) {
+		return true
+	}
+	return slices.ContainsFunc(e.Observations, match)
+}
+
+// appendLower appends s with each rune lower-cased as unicode.ToLower does,
+// and each byte of invalid UTF-8 as U+FFFD.
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		i += size
+	}
+	return dst
+}
+
+// A searchIndex holds the lower-cased text of every entity in one buffer,
+// with a Bloom filter of each entity's trigrams, so that a search tests a
+// few words per entity and reads the text of only the entities that may
+// match. Each entity has a region: a NUL, then its name, type and
+// observations, each lower-cased and followed by a NUL; a query without a
+// NUL can only match inside one field. A change leaves the entity's old
+// region stale and adds a new one at the end; the index is rebuilt once
+// stale regions take half of it. It is built at the first search.
+type searchIndex struct {
+	built  bool
+	text   []byte
+	starts []int    // where each region starts, ascending
+	owner  []int32  // each region's entity, or -1 once stale
+	bloom  []uint64 // bloomWords for each region
+	stale  int      // bytes in stale regions
+	dirty  []int32  // entities with no region yet
+}
+
+// bloomWords is the size of a region's filter, in 64-bit words.
+const bloomWords = 4
+
+// trigramBit returns the filter bit for the three bytes at the start of b.
+func trigramBit(b []byte) uint32 {
+	return (uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16) * 0x9E3779B1 >> (32 - 8)
+}
+
+// addTrigrams sets in f the bits of the trigrams of text that hold no NUL.
+func addTrigrams(f *[bloomWords]uint64, text []byte) {
+	for i := 0; i+3 <= len(text); i++ {
+		if text[i+2] == 0 {
+			i += 2
+			continue
+		}
+		if text[i] == 0 || text[i+1] == 0 {
+			continue
+		}
+		bit := trigramBit(text[i:])
+		f[bit/64] |= 1 << (bit % 64)
+	}
+}
+
+// added notes a new entity.
+func (s *searchIndex) added(i int32) {
+	if s.built {
+		s.dirty = append(s.dirty, i)
+	}
+}
+
+// changed notes that e, at index i (-1: being deleted), changed.
+func (s *searchIndex) changed(e *entity, i int32) {
+	if !s.built {
+		return
+	}
+	if r := e.region; r >= 0 {
+		s.owner[r] = -1
+		s.stale += s.end(int(r)) - s.starts[r]
+		e.region = -1
+	}
+	if i >= 0 {
+		s.dirty = append(s.dirty, i)
+	}
+}
+
+func (s *searchIndex) end(r int) int {
+	if r+1 < len(s.starts) {
+		return s.starts[r+1]
+	}
+	return len(s.text)
+}
+
+func (s *searchIndex) add(e *entity, i int32) {
+	e.region = int32(len(s.starts))
+	start := len(s.text)
+	s.starts = append(s.starts, start)
+	s.owner = append(s.owner, i)
+	s.text = append(s.text, 0)
+	s.text = append(appendLower(s.text, e.Name), 0)
+	s.text = append(appendLower(s.text, e.EntityType), 0)
+	for _, o := range e.Observations {
+		s.text = append(appendLower(s.text, o), 0)
+	}
+	var f [bloomWords]uint64
+	addTrigrams(&f, s.text[start:])
+	s.bloom = append(s.bloom, f[:]...)
+}
+
+// find returns the indexes of the entities whose text contains q, which
+// holds no NUL.
+func (s *searchIndex) find(g *graph, q []byte) []int32 {
+	if !s.built || s.stale > len(s.text)/2 {
+		*s = searchIndex{built: true}
+		for i := range int32(g.ents.len()) {
+			if e := g.ents.at(i); e.live {
+				s.add(e, i)
+			}
+		}
+	}
+	for _, i := range s.dirty {
+		if e := g.ents.at(i); e.live && e.region < 0 {
+			s.add(e, i)
+		}
+	}
+	s.dirty = s.dirty[:0]
+	var idx []int32
+	if len(q) < 3 {
+		// No trigram to filter with: one scan of the text.
+		for pos := 0; pos < len(s.text); {
+			k := bytes.Index(s.text[pos:], q)
+			if k < 0 {
+				break
+			}
+			r := sort.SearchInts(s.starts, pos+k+1) - 1
+			if s.owner[r] >= 0 {
+				idx = append(idx, s.owner[r])
+			}
+			pos = s.end(r)
+		}
+		return idx
+	}
+	var m [bloomWords]uint64
+	addTrigrams(&m, q)
+	for r, owner := range s.owner {
+		f := s.bloom[r*bloomWords : r*bloomWords+bloomWords : r*bloomWords+bloomWords]
+		if owner < 0 || f[0]&m[0] != m[0] || f[1]&m[1] != m[1] || f[2]&m[2] != m[2] || f[3]&m[3] != m[3] {
+			continue
+		}
+		if bytes.Contains(s.text[s.starts[r]:s.end(r)], q) {
+			idx = append(idx, owner)
+		}
+	}
+	return idx
+}
