@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -442,5 +444,104 @@ func TestMemoryEndToEnd(t *testing.T) {
 	again := connectBinary(t, "mcp", "memory", "--memory-file", file)
 	if text, isError := mcptest.Call(t, again, "search_nodes", map[string]any{"query": "first program"}); isError || !strings.Contains(text, "Ada") {
 		t.Errorf("search_nodes after a restart: %q %v", text, isError)
+	}
+}
+
+// TestServeEndToEnd runs zero serve as a user would: the login link opens a
+// browser session, the owner creates a token, zero servers adds a draft
+// with it, and zero audit verify checks, then catches a tampered, log.
+func TestServeEndToEnd(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	cmd := exec.Command(zeroBinary(t), "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "ZERO_HOME="+home)
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(pipe)
+	var base, link string
+	for link == "" && lines.Scan() {
+		l := lines.Text()
+		if i := strings.Index(l, " at http://"); i >= 0 {
+			base = strings.TrimSpace(l[i+4:])
+		}
+		if strings.Contains(l, "/login?token=") {
+			link = strings.TrimSpace(l)
+		}
+	}
+	if base == "" || !strings.HasPrefix(link, base+"/login?token=") {
+		t.Fatalf("no URL or login link printed: %q %q", base, link)
+	}
+	go io.Copy(io.Discard, pipe)
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(link)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("login link: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	var session struct {
+		CSRF string `json:"csrf_token"`
+	}
+	getJSON(t, browser, "GET", base+"/api/session", nil, nil, &session)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	getJSON(t, browser, "POST", base+"/api/tokens", map[string]string{"name": "cli"},
+		map[string]string{"X-CSRF-Token": session.CSRF, "Sec-Fetch-Site": "same-origin", "Origin": base}, &tok)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte(tok.Token+"\n"), 0o600)
+
+	addr := strings.TrimPrefix(base, "http://")
+	out, err := exec.Command(zeroBinary(t), "servers", "add", "--addr", addr, "--token-file", tokenFile,
+		"--name", "tiny", "--command", "/bin/true", "--arg", "x").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "approve it in your browser: "+base+"/servers/1") {
+		t.Fatalf("zero servers add: %v\n%s", err, out)
+	}
+	out, err = exec.Command(zeroBinary(t), "servers", "list", "--addr", addr, "--token-file", tokenFile).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "tiny") {
+		t.Fatalf("zero servers list: %v\n%s", err, out)
+	}
+
+	verify := exec.Command(zeroBinary(t), "audit", "verify")
+	verify.Env = append(os.Environ(), "ZERO_HOME="+home)
+	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "2 records") {
+		t.Fatalf("zero audit verify: %v\n%s", err, out)
+	}
+	log := filepath.Join(home, "audit.log")
+	data, _ := os.ReadFile(log)
+	os.WriteFile(log, []byte(strings.Replace(string(data), `"cli"`, `"CLI"`, 1)), 0o600)
+	verify = exec.Command(zeroBinary(t), "audit", "verify")
+	verify.Env = append(os.Environ(), "ZERO_HOME="+home)
+	if out, err := verify.CombinedOutput(); err == nil || !strings.Contains(string(out), "modified") {
+		t.Errorf("zero audit verify missed a tampered record: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+}
+
+func getJSON(t *testing.T, c *http.Client, method, url string, body any, headers map[string]string, out any) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, url, r)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, data)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("%s %s: %v: %s", method, url, err, data)
 	}
 }

@@ -16,7 +16,7 @@ func TestCIRunsTheREADMECommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	firstScreen := strings.Join(strings.SplitN(string(readme), "\n", 25)[:24], "\n")
-	for _, cmd := range []string{"go run ./cmd/zero mcp filesystem .", "scripts/test"} {
+	for _, cmd := range []string{"go run ./cmd/zero serve", "scripts/test"} {
 		if !strings.Contains(firstScreen, "\n"+cmd) {
 			t.Errorf("README's first screen lacks the command %q", cmd)
 		}

@@ -106,14 +106,5 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, l localhttp.Listen, stderr 
 			"WARNING: these servers have no authentication; never expose them on a network you do not control.\n", addr)
 	}
 	fmt.Fprintf(stderr, "serving MCP over streamable HTTP at http://%s/\n", addr)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		return hs.Shutdown(shutdown)
-	}
+	return localhttp.Serve(ctx, hs, ln)
 }

@@ -6,6 +6,7 @@
 package localhttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrRemote reports a listen address that is not loopback, given without
@@ -98,4 +100,19 @@ func hostOnly(hostport string) string {
 		return host
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// Serve serves hs on ln until ctx is done, then shuts it down, giving
+// requests in flight up to 5 seconds to finish.
+func Serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(shutdown)
+	}
 }

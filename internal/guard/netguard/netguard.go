@@ -23,6 +23,7 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -76,6 +77,10 @@ type Options struct {
 	// Resolver looks up host names; nil means net.DefaultResolver. Tests
 	// use it to make a name resolve to a loopback address.
 	Resolver Resolver
+	// TLS configures TLS (nil: the system's roots). Tests use it to trust a
+	// test server's certificate; it has no say over which addresses are
+	// reachable.
+	TLS *tls.Config
 }
 
 func (o Options) withDefaults() Options {
@@ -107,6 +112,7 @@ func NewClient(o Options) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       o.TLS,
 	}
 	return &http.Client{
 		Transport:     &transport{guard: g, base: base},

@@ -33,3 +33,26 @@ func BenchmarkSpawn(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStart measures starting /bin/cat with Start and stopping it: the
+// child exits at end of file, so Stop does not wait out its grace.
+func BenchmarkStart(b *testing.B) {
+	roots, dir := workspace(b)
+	for _, iso := range []Isolation{None, Bubblewrap} {
+		b.Run(string(iso), func(b *testing.B) {
+			if iso == Bubblewrap {
+				requireIsolation(b)
+			}
+			c := Cmd{Program: "/bin/cat", Roots: roots, Dir: dir, Timeout: 10 * time.Second, Isolation: iso}
+			for b.Loop() {
+				p, err := Start(context.Background(), c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := p.Stop(); err != nil || res.ExitCode != 0 {
+					b.Fatalf("Stop = %+v, %v", res, err)
+				}
+			}
+		})
+	}
+}

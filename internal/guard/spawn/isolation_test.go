@@ -44,23 +44,7 @@ func runIsolated(t *testing.T, c Cmd) Result {
 // sandbox.
 func TestIsolationNoNetwork(t *testing.T) {
 	requireIsolation(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port, accepted := countingListener(t)
 	connect := Cmd{Program: "bash", Args: []string{"-c", "echo hi > /dev/tcp/127.0.0.1/" + port}}
 
 	res := runIsolated(t, connect)
@@ -319,4 +303,27 @@ func TestIsolationUnavailable(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("fallback did not run: %v", err)
 	}
+}
+
+// countingListener listens on the host's loopback until the test ends and
+// counts the connections it accepts.
+func countingListener(t *testing.T) (port string, accepted *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted = new(atomic.Int32)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), accepted
 }

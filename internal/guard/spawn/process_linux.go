@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -15,18 +17,116 @@ import (
 
 // run starts the prepared process in its own session and process group and
 // waits for it.
-//
-// The order of the end matters. Run waits for the child to exit without
-// reaping it (waitid with WNOWAIT), kills its process group, then reaps it.
-// While the child is unreaped its PID cannot be reused, so the group kill can
-// only reach the child's own group, never an unrelated process that got the
-// same number.
 func (p *prepared) run(ctx context.Context) (Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
+	var stdin io.Reader
+	if p.stdin != nil {
+		stdin = bytes.NewReader(p.stdin)
+	}
+	stdout, stderr := &capped{limit: p.limit}, &capped{limit: p.limit}
+	c, err := p.launch(runCtx, stdin, stdout, stderr)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := c.wait()
+	p.finish(&res, stdout, stderr)
+	return res, err
+}
+
+// start starts the prepared process as run does, with pipes to its stdin and
+// stdout, and returns without waiting for it. A goroutine waits for it; it
+// ends when the child is reaped, which the lifetime (p.timeout and ctx)
+// bounds.
+func (p *prepared) start(ctx context.Context) (*Process, error) {
+	life, cancel := context.WithTimeout(ctx, p.timeout)
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
+	stderr := &capped{limit: p.limit}
+	c, err := p.launch(life, stdinR, stdoutW, stderr)
+	// The child holds its own copies of its ends of the pipes. The parent's
+	// go at once, so that once the child and its group are gone, Stdout
+	// reads end of file and a write to Stdin fails.
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		cancel()
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, err
+	}
+	proc := &Process{
+		Stdin:     stdinW,
+		Stdout:    stdoutR,
+		Isolation: p.isolation,
+		stderr:    stderr,
+		stop:      cancel,
+		done:      make(chan struct{}),
+	}
+	go func() {
+		res, err := c.wait()
+		p.finish(&res, nil, stderr)
+		cancel()
+		// A process that left the group may still hold the child's stdin:
+		// closing the parent's end makes every later write fail, and wakes
+		// one blocked on a full pipe.
+		stdinW.Close()
+		proc.res, proc.err = res, err
+		close(proc.done)
+	}()
+	return proc, nil
+}
+
+// markInheritedCloseOnExec sets close-on-exec on every open descriptor above
+// 2, so a child gets only its stdin, stdout and stderr. Go opens its own
+// files close-on-exec, but a descriptor Zero inherited from its parent, or
+// one made by dup or cgo, is not, and would otherwise pass into every child
+// (into the sandbox too). It runs before each launch, because such a
+// descriptor can appear at any time; the flag is what Go sets anyway, so a
+// descriptor closed and reused meanwhile is unharmed.
+func markInheritedCloseOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+		}
+	}
+}
+
+// A child is a started process: what its end needs.
+type child struct {
+	cmd   *exec.Cmd
+	ctx   context.Context // its lifetime; done on timeout or cancellation
+	group *group
+	start time.Time
+}
+
+// launch starts the prepared process in its own session and process group.
+// When ctx is done (timeout, cancellation, Stop) the whole group is killed.
+// stdin may be nil (end of file at once); stdout and stderr are written by
+// os/exec (an *os.File goes to the child as it is).
+func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (*child, error) {
 	// p.path is absolute, so CommandContext does no PATH lookup of its own.
-	cmd := exec.CommandContext(runCtx, p.path)
+	cmd := exec.CommandContext(ctx, p.path)
 	cmd.Args = p.argv
 	cmd.Dir = p.dir
 	cmd.Env = p.env
@@ -37,32 +137,41 @@ func (p *prepared) run(ctx context.Context) (Result, error) {
 	// leads a new process group (its PID) for the group kill, and it has no
 	// controlling terminal, so it cannot read from or inject into Zero's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if p.stdin != nil {
-		cmd.Stdin = bytes.NewReader(p.stdin)
-	}
-	stdout, stderr := &capped{limit: p.limit}, &capped{limit: p.limit}
+	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	g := &group{}
-	// Cancel runs when runCtx is done (timeout or cancellation); cmd.Process
-	// is set before os/exec starts watching the context.
+	// Cancel runs when ctx is done; cmd.Process is set before os/exec starts
+	// watching the context.
 	cmd.Cancel = func() error { return g.cancel(cmd.Process.Pid) }
-	// WaitDelay bounds the wait for the output pipes once the process is
-	// gone: after it, os/exec closes them, so a process that escaped the
-	// group and holds them open cannot hang Run.
+	// WaitDelay bounds the wait for the output pipes os/exec copies from
+	// once the process is gone: after it, os/exec closes them, so a process
+	// that escaped the group and holds them open cannot hang the wait.
 	cmd.WaitDelay = waitDelay
 
+	markInheritedCloseOnExec()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	pid := cmd.Process.Pid
-	exited := waitExited(pid) == nil
-	g.end(pid, exited)
-	waitErr := cmd.Wait()
-	res := Result{Duration: time.Since(start)}
-	p.finish(&res, stdout, stderr)
+	return &child{cmd: cmd, ctx: ctx, group: g, start: start}, nil
+}
 
-	state := cmd.ProcessState
+// wait waits for the child and reports how it ended; the caller fills in the
+// output.
+//
+// The order of the end matters. wait waits for the child to exit without
+// reaping it (waitid with WNOWAIT), kills its process group, then reaps it.
+// While the child is unreaped its PID cannot be reused, so the group kill can
+// only reach the child's own group, never an unrelated process that got the
+// same number.
+func (c *child) wait() (Result, error) {
+	pid := c.cmd.Process.Pid
+	exited := waitExited(pid) == nil
+	c.group.end(pid, exited)
+	waitErr := c.cmd.Wait()
+	res := Result{Duration: time.Since(c.start)}
+
+	state := c.cmd.ProcessState
 	if state == nil {
 		res.ExitCode = -1
 		return res, waitErr
@@ -70,7 +179,7 @@ func (p *prepared) run(ctx context.Context) (Result, error) {
 	res.ExitCode = state.ExitCode()
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal().String()
-		res.TimedOut = g.wasCancelled() && errors.Is(runCtx.Err(), context.DeadlineExceeded)
+		res.TimedOut = c.group.wasCancelled() && errors.Is(c.ctx.Err(), context.DeadlineExceeded)
 	}
 	return res, nil
 }

@@ -15,3 +15,8 @@ import (
 func (p *prepared) run(context.Context) (Result, error) {
 	return Result{}, fmt.Errorf("running processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// start refuses to start anything, as run does.
+func (p *prepared) start(context.Context) (*Process, error) {
+	return nil, fmt.Errorf("running processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

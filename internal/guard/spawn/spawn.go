@@ -1,8 +1,13 @@
 // Package spawn is Zero's execution boundary: the only code that starts a
 // process. An import test keeps os/exec here.
 //
-// [Run] takes a program and its arguments as a list (argv), never a shell
-// string, and never wraps them in sh -c: shell operators in an argument are
+// [Run] runs a program to completion and captures its output; [Start]
+// starts a long-running one, such as an MCP server on stdio, and gives
+// pipes to its standard input and output, until [Process.Stop]. Both make
+// the same checks and give the child the same guarantees.
+//
+// A command is a program and its arguments as a list (argv), never a shell
+// string, and never wrapped in sh -c: shell operators in an argument are
 // inert text. In strict mode ([Cmd].Strict) they are refused outright. The
 // program is looked up in the child's PATH, not the parent's.
 //
@@ -10,12 +15,14 @@
 //   - an environment built by envscrub: safe defaults plus what the caller
 //     declares, with loader and startup-file variables refused;
 //   - a working directory checked by fsroot, run in its canonical path;
-//   - a time limit, after which its whole process group is killed;
+//   - a time limit (its whole lifetime, with Start), after which its whole
+//     process group is killed;
 //   - its own session and process group (no controlling terminal), killed
 //     again once the child exits, so that no background process it started
 //     survives it unless it left the group;
-//   - capped output: each stream is kept up to a limit and drained beyond it,
-//     so a child is never blocked by a full pipe;
+//   - capped output: each stream Zero keeps (stdout and stderr with Run,
+//     stderr with Start) is kept up to a limit and drained beyond it, so a
+//     child is never blocked by it;
 //   - optionally, a bubblewrap sandbox ([Bubblewrap]): no network, a
 //     read-only view of /usr and /etc, a writable work directory only, its own
 //     PID namespace and no capabilities.
@@ -26,12 +33,14 @@
 package spawn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
@@ -49,8 +58,8 @@ const (
 	Bubblewrap Isolation = "bubblewrap"
 )
 
-// DefaultOutputLimit is how much of each output stream Run keeps when
-// [Cmd].OutputLimit is 0.
+// DefaultOutputLimit is how much of each output stream Run keeps (of
+// stderr, Start) when [Cmd].OutputLimit is 0.
 const DefaultOutputLimit = 1 << 20
 
 // A Cmd describes one process to run.
@@ -60,9 +69,9 @@ type Cmd struct {
 	Dir           string        // working directory; must resolve inside Roots (fsroot rules); required
 	Roots         *fsroot.Set   // required: Run refuses a nil set
 	Env           envscrub.Spec // what the child's environment holds beyond the defaults
-	Stdin         []byte        // nil: the child reads end of file at once
-	Timeout       time.Duration // required, > 0
-	OutputLimit   int           // per stream; 0 means DefaultOutputLimit
+	Stdin         []byte        // nil: the child reads end of file at once; must be nil with Start
+	Timeout       time.Duration // required, > 0; with Start, the process's maximum lifetime
+	OutputLimit   int           // per stream kept; 0 means DefaultOutputLimit
 	Strict        bool          // reject shell operators in Program and Args
 	Isolation     Isolation     // requested; "" means None
 	AllowFallback bool          // with Isolation set: run without it when bubblewrap is unavailable
@@ -94,9 +103,10 @@ var (
 // one. Longer operators come first, so that the error names "||", not "|".
 var shellOperators = []string{"&&", "||", "$(", "|", ";", "`", ">", "<"}
 
-// waitDelay bounds how long Run waits, after the child exited and its group
-// was killed, for its output pipes to close. Only a process that left the
-// group (setsid) can hold them open that long; Run then closes them itself.
+// waitDelay bounds how long the wait for a child (in Run, or behind a
+// Process) lasts, after the child exited and its group was killed, for the
+// output pipes os/exec copies from to close. Only a process that left the
+// group (setsid) can hold them open that long; they are then closed.
 const waitDelay = 500 * time.Millisecond
 
 // Run runs c.Program and waits for it. It returns an error, and runs nothing,
@@ -315,13 +325,17 @@ func setEnv(env []string, name, value string) []string {
 
 // capped keeps the first limit bytes written to it and discards the rest,
 // always reporting success so that the copy from the child's pipe goes on.
+// It may be read (bytes) while it is written: Process.Stderr does.
 type capped struct {
 	limit     int
+	mu        sync.Mutex
 	buf       []byte
 	truncated bool
 }
 
 func (w *capped) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	room := w.limit - len(w.buf)
 	switch {
 	case len(p) <= room:
@@ -333,9 +347,19 @@ func (w *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// finish fills the fields of res that do not depend on the platform.
+// bytes returns a copy of what w kept so far, and whether it discarded any.
+func (w *capped) bytes() ([]byte, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf), w.truncated
+}
+
+// finish fills the fields of res that do not depend on the platform. stdout
+// is nil for a started process, whose stdout was a stream.
 func (p *prepared) finish(res *Result, stdout, stderr *capped) {
-	res.Stdout, res.StdoutTruncated = stdout.buf, stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.buf, stderr.truncated
+	if stdout != nil {
+		res.Stdout, res.StdoutTruncated = stdout.bytes()
+	}
+	res.Stderr, res.StderrTruncated = stderr.bytes()
 	res.Isolation = p.isolation
 }

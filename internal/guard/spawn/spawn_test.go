@@ -58,16 +58,7 @@ func run(t testing.TB, c Cmd) Result {
 
 func tryRun(t testing.TB, c Cmd) (Result, error) {
 	t.Helper()
-	if c.Roots == nil {
-		roots, dir := workspace(t)
-		c.Roots = roots
-		if c.Dir == "" {
-			c.Dir = dir
-		}
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 20 * time.Second
-	}
+	c = withTestDefaults(t, c)
 	return Run(context.Background(), c)
 }
 
@@ -606,4 +597,56 @@ func TestCappedWriter(t *testing.T) {
 	if string(w.buf) != "abcde" || !w.truncated {
 		t.Errorf("kept %q truncated=%v", w.buf, w.truncated)
 	}
+}
+
+// TestInheritedDescriptorsNotPassed checks that a descriptor open in Zero
+// without close-on-exec (as one inherited from Zero's own parent would be)
+// does not reach a child, with or without the sandbox.
+func TestInheritedDescriptorsNotPassed(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "inherited-marker")
+	f, err := os.Create(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, iso := range []Isolation{None, Bubblewrap} {
+		t.Run(string(iso), func(t *testing.T) {
+			if iso == Bubblewrap {
+				requireIsolation(t)
+			}
+			fd, err := syscall.Dup(int(f.Fd())) // dup clears close-on-exec
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+			if err != nil || flags&unix.FD_CLOEXEC != 0 {
+				t.Fatalf("setup: dup'd descriptor flags %v, %v", flags, err)
+			}
+			res := run(t, Cmd{Program: "/bin/ls", Args: []string{"-l", "/proc/self/fd/"}, Isolation: iso})
+			syscall.Close(fd)
+			if strings.Contains(string(res.Stdout), "inherited-marker") {
+				t.Errorf("isolation %q: child holds the inherited descriptor:\n%s", iso, res.Stdout)
+			}
+			if !strings.Contains(string(res.Stdout), "0 ->") {
+				t.Errorf("isolation %q: listing has no stdin, so it proves nothing:\n%s", iso, res.Stdout)
+			}
+		})
+	}
+}
+
+// withTestDefaults gives c a fresh workspace as its roots and working
+// directory, and a 20 s timeout, where it sets none.
+func withTestDefaults(t testing.TB, c Cmd) Cmd {
+	t.Helper()
+	if c.Roots == nil {
+		roots, dir := workspace(t)
+		c.Roots = roots
+		if c.Dir == "" {
+			c.Dir = dir
+		}
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 20 * time.Second
+	}
+	return c
 }

@@ -1,0 +1,207 @@
+package pin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The vectors in this file are frozen. Stored approvals hold these
+// fingerprints and tool hashes, so changing any expected byte or hash here
+// is a breaking change: every existing approval would stop matching. A new
+// encoding gets a new version line and its own vectors beside these.
+
+var serverGoldens = []struct {
+	name        string
+	config      ServerConfig
+	canonical   string
+	fingerprint string
+}{
+	{
+		name:   "zero value",
+		config: ServerConfig{},
+		canonical: "zero-mcp-server-v1\n" +
+			"kind 0:\n" +
+			"command 0:\n" +
+			"args 0\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 0:\n" +
+			"headers 0\n",
+		fingerprint: "sha256:35506bdf13e7b3a9f3b5d1839ae91fff720ab46cd5ba08a1ebb3934d57370736",
+	},
+	{
+		name: "stdio",
+		config: ServerConfig{
+			Kind:     "stdio",
+			Command:  "npx",
+			Args:     []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp/x y"},
+			EnvNames: []string{"ZED_TOKEN", "API_KEY"},
+		},
+		canonical: "zero-mcp-server-v1\n" +
+			"kind 5:stdio\n" +
+			"command 3:npx\n" +
+			"args 3\n" +
+			"2:-y\n" +
+			"39:@modelcontextprotocol/server-filesystem\n" +
+			"8:/tmp/x y\n" +
+			"cwd 0:\n" +
+			"env 2\n" +
+			"7:API_KEY\n" +
+			"9:ZED_TOKEN\n" +
+			"url 0:\n" +
+			"headers 0\n",
+		fingerprint: "sha256:4d420711707736812bacd83274f586e6806be8bc068616b50d908762fb7c8644",
+	},
+	{
+		name: "http",
+		config: ServerConfig{
+			Kind:        "http",
+			URL:         "https://mcp.example.com/mcp?x=1",
+			HeaderNames: []string{"x-api-key", "authorization"},
+		},
+		canonical: "zero-mcp-server-v1\n" +
+			"kind 4:http\n" +
+			"command 0:\n" +
+			"args 0\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 31:https://mcp.example.com/mcp?x=1\n" +
+			"headers 2\n" +
+			"13:Authorization\n" +
+			"9:X-Api-Key\n",
+		fingerprint: "sha256:8851ab782b4ee8dbfecf6d3e26f90f7acc9fb34b360fe3467dab7004ef5ccfde",
+	},
+	{
+		name: "every field, awkward values",
+		config: ServerConfig{
+			Kind:        "stdio",
+			Command:     "/usr/bin/env",
+			Args:        []string{"a\nb", "", "é 日本"},
+			Cwd:         "sub/dir",
+			EnvNames:    []string{"B", "A", "B"},
+			URL:         "http://ignored.example",
+			HeaderNames: []string{"content-type"},
+		},
+		canonical: "zero-mcp-server-v1\n" +
+			"kind 5:stdio\n" +
+			"command 12:/usr/bin/env\n" +
+			"args 3\n" +
+			"3:a\nb\n" +
+			"0:\n" +
+			"9:é 日本\n" +
+			"cwd 7:sub/dir\n" +
+			"env 3\n" +
+			"1:A\n" +
+			"1:B\n" +
+			"1:B\n" +
+			"url 22:http://ignored.example\n" +
+			"headers 1\n" +
+			"12:Content-Type\n",
+		fingerprint: "sha256:e8112c3b229c7c4c604021472808aa485a204afc4577efc988196f3ca4194b6a",
+	},
+}
+
+func TestServerGolden(t *testing.T) {
+	for _, g := range serverGoldens {
+		t.Run(g.name, func(t *testing.T) {
+			if diff := cmp.Diff(g.canonical, string(Canonical(g.config))); diff != "" {
+				t.Errorf("Canonical (-want +got):\n%s", diff)
+			}
+			if got := Fingerprint(g.config); got != g.fingerprint {
+				t.Errorf("Fingerprint = %s, want %s", got, g.fingerprint)
+			}
+			// The expected fingerprint is the SHA-256 of the expected bytes,
+			// computed here without the code under test.
+			sum := sha256.Sum256([]byte(g.canonical))
+			if want := "sha256:" + hex.EncodeToString(sum[:]); g.fingerprint != want {
+				t.Errorf("golden fingerprint %s is not the hash of the golden bytes (%s)", g.fingerprint, want)
+			}
+		})
+	}
+}
+
+var toolGoldens = []struct {
+	name                    string
+	tool, description       string
+	inputSchema, annotation string
+	encoding                string
+	hash                    string
+}{
+	{
+		name:        "read_file",
+		tool:        "read_file",
+		description: "Read a file.",
+		inputSchema: `{
+			"type": "object",
+			"properties": {"path": {"type": "string", "description": "Path to read"}},
+			"required": ["path"]
+		}`,
+		annotation: `{"readOnlyHint": true, "title": "Read file"}`,
+		encoding: "zero-mcp-tool-v1\n" +
+			"name 9:read_file\n" +
+			"description 12:Read a file.\n" +
+			`inputSchema 106:{"properties":{"path":{"description":"Path to read","type":"string"}},"required":["path"],"type":"object"}` + "\n" +
+			`annotations 41:{"readOnlyHint":true,"title":"Read file"}` + "\n",
+		hash: "sha256:6cf5bd895b62025cfe6cbfd1832534f44f7f7ae89ab4342705bbfcfb04f8bf35",
+	},
+	{
+		name:        "no annotations",
+		tool:        "ping",
+		description: "",
+		inputSchema: `{"type":"object"}`,
+		encoding: "zero-mcp-tool-v1\n" +
+			"name 4:ping\n" +
+			"description 0:\n" +
+			`inputSchema 17:{"type":"object"}` + "\n" +
+			"annotations 4:null\n",
+		hash: "sha256:08b0f9b0a8d51bfab6546ac241910c0535a2bd8aa0d038590892083ca5daced8",
+	},
+	{
+		name:        "escapes, numbers and unicode",
+		tool:        "search",
+		description: "Find <b>things</b> & more.\nSecond line: ☃",
+		inputSchema: `{"type":"object","properties":{"q":{"type":"string","maxLength":1.0e3,"minLength":0,` +
+			`"pattern":"^\\d+\u0041\"\t\u0001\u007f\u2028</script>$","default":"\u00e9"}},"additionalProperties":false}`,
+		annotation: `null`,
+		encoding: "zero-mcp-tool-v1\n" +
+			"name 6:search\n" +
+			"description 43:Find <b>things</b> & more.\nSecond line: ☃\n" +
+			"inputSchema 173:" + `{"additionalProperties":false,"properties":{"q":{"default":"é","maxLength":1.0e3,"minLength":0,` +
+			`"pattern":"^\\d+A\"\t\u0001` + "\x7f\u2028" + `</script>$","type":"string"}},"type":"object"}` + "\n" +
+			"annotations 4:null\n",
+		hash: "sha256:d9ef4c39f7259dde3468e0c34541faaf27bd32d31a9ec67a16cec923fccba232",
+	},
+}
+
+func TestToolGolden(t *testing.T) {
+	for _, g := range toolGoldens {
+		t.Run(g.name, func(t *testing.T) {
+			var ann json.RawMessage
+			if g.annotation != "" {
+				ann = json.RawMessage(g.annotation)
+			}
+			enc, err := toolEncoding(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(g.encoding, string(enc)); diff != "" {
+				t.Errorf("encoding (-want +got):\n%s", diff)
+			}
+			got, err := ToolHash(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != g.hash {
+				t.Errorf("ToolHash = %s, want %s", got, g.hash)
+			}
+			sum := sha256.Sum256([]byte(g.encoding))
+			if want := "sha256:" + hex.EncodeToString(sum[:]); g.hash != want {
+				t.Errorf("golden hash %s is not the hash of the golden bytes (%s)", g.hash, want)
+			}
+		})
+	}
+}

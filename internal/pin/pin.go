@@ -1,0 +1,115 @@
+// Package pin owns Zero's frozen hashes: the approval fingerprint of an MCP
+// server's configuration ([Fingerprint]) and the hash of what a model reads
+// of one MCP tool ([ToolHash]). Approvals store these values and compare them
+// later, so the encodings they hash are frozen: each starts with a version
+// line, and golden tests hold the exact bytes and hashes. Changing an encoding
+// is a breaking change: every stored approval stops matching. A new encoding
+// gets a new version line and lives beside the old one.
+//
+// The encodings are unambiguous. Every string is written as its length in
+// bytes, a colon and the bytes themselves, and every list as its count
+// followed by its items, so no two configurations encode alike: ["a b"] and
+// ["a", "b"], [""] and [], a value moved from one field to the next, all
+// differ.
+//
+// A fingerprint proves that a configuration is the one that was approved. It
+// says nothing about whether the program it names is safe to run.
+package pin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/textproto"
+	"slices"
+	"strconv"
+)
+
+// ServerConfig is what an MCP server's approval fingerprint covers.
+type ServerConfig struct {
+	Kind        string   // "stdio", "http" or "sse"
+	Command     string   // stdio
+	Args        []string // stdio, order matters
+	Cwd         string   // stdio, relative
+	EnvNames    []string // names only, never values; the encoding sorts them
+	URL         string   // http/sse
+	HeaderNames []string // names only; canonicalized (http.CanonicalHeaderKey) and sorted by the encoding
+}
+
+// serverVersion is the first line of [Canonical]'s encoding.
+const serverVersion = "zero-mcp-server-v1\n"
+
+// Canonical returns the frozen encoding of c that [Fingerprint] hashes:
+//
+//	zero-mcp-server-v1
+//	kind <len>:<Kind>
+//	command <len>:<Command>
+//	args <count>
+//	<len>:<arg>             one line per argument, in order
+//	cwd <len>:<Cwd>
+//	env <count>
+//	<len>:<name>            one line per name, sorted by bytes
+//	url <len>:<URL>
+//	headers <count>
+//	<len>:<name>            one line per name, canonicalized, then sorted by bytes
+//
+// Every line ends in "\n" and every <len> is a decimal count of bytes, so a
+// value may hold any byte, newlines included. Every field is written whatever
+// the Kind, so nothing outside the encoding can change what runs. A nil list
+// and an empty list encode alike; duplicate names are kept.
+func Canonical(c ServerConfig) []byte {
+	b := make([]byte, 0, 256)
+	b = append(b, serverVersion...)
+	b = appendField(b, "kind", c.Kind)
+	b = appendField(b, "command", c.Command)
+	b = appendList(b, "args", c.Args)
+	b = appendField(b, "cwd", c.Cwd)
+	env := slices.Clone(c.EnvNames)
+	slices.Sort(env)
+	b = appendList(b, "env", env)
+	b = appendField(b, "url", c.URL)
+	headers := make([]string, len(c.HeaderNames))
+	for i, h := range c.HeaderNames {
+		headers[i] = textproto.CanonicalMIMEHeaderKey(h) // what http.CanonicalHeaderKey does
+	}
+	slices.Sort(headers)
+	b = appendList(b, "headers", headers)
+	return b
+}
+
+// Fingerprint returns "sha256:" and the lowercase hex SHA-256 of
+// [Canonical](c).
+func Fingerprint(c ServerConfig) string {
+	return sha256Hex(Canonical(c))
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// appendField writes "<name> <len>:<value>\n".
+func appendField(b []byte, name, value string) []byte {
+	b = append(b, name...)
+	b = append(b, ' ')
+	return appendString(b, value)
+}
+
+// appendList writes "<name> <count>\n" and then each item as "<len>:<item>\n".
+func appendList(b []byte, name string, items []string) []byte {
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(items)), 10)
+	b = append(b, '\n')
+	for _, s := range items {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+// appendString writes "<len>:<s>\n".
+func appendString(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	b = append(b, s...)
+	return append(b, '\n')
+}

@@ -1,0 +1,215 @@
+package pin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// toolVersion is the first line of the encoding [ToolHash] hashes.
+const toolVersion = "zero-mcp-tool-v1\n"
+
+// ErrInvalidJSON reports a schema [ToolHash] cannot put in canonical form.
+var ErrInvalidJSON = errors.New("invalid JSON")
+
+// ToolHash hashes what a model reads of one MCP tool: its name, description,
+// input schema and annotations. It returns "sha256:" and the lowercase hex
+// SHA-256 of this frozen encoding:
+//
+//	zero-mcp-tool-v1
+//	name <len>:<name>
+//	description <len>:<description>
+//	inputSchema <len>:<canonical JSON>
+//	annotations <len>:<canonical JSON>
+//
+// with every line ending in "\n" and <len> a decimal count of bytes. In
+// canonical JSON, object members are sorted by the bytes of their keys,
+// there is no whitespace outside strings, numbers are kept exactly as written
+// (1 and 1.0 differ), and strings are written with the fewest escapes:
+// only '"', '\\' and the control characters U+0000 to U+001F are escaped
+// (as \b, \f, \n, \r, \t or \u00xx), and nothing is HTML-escaped. Escapes in
+// the input are decoded first, so "\u0041" and "A" read, and hash, alike.
+//
+// An empty schema (nil or zero bytes) is hashed as null, which is how a tool
+// without annotations reads. A schema that is not valid JSON, holds invalid
+// UTF-8, has trailing data, or repeats a key within one object (clients
+// disagree about which one wins) is refused with an error wrapping
+// [ErrInvalidJSON].
+func ToolHash(name, description string, inputSchema, annotations json.RawMessage) (string, error) {
+	b, err := toolEncoding(name, description, inputSchema, annotations)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(b), nil
+}
+
+// toolEncoding returns the bytes [ToolHash] hashes.
+func toolEncoding(name, description string, inputSchema, annotations json.RawMessage) ([]byte, error) {
+	schema, err := canonicalJSON(inputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q input schema: %w", name, err)
+	}
+	ann, err := canonicalJSON(annotations)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q annotations: %w", name, err)
+	}
+	b := make([]byte, 0, len(toolVersion)+len(name)+len(description)+len(schema)+len(ann)+64)
+	b = append(b, toolVersion...)
+	b = appendField(b, "name", name)
+	b = appendField(b, "description", description)
+	b = appendField(b, "inputSchema", string(schema))
+	b = appendField(b, "annotations", string(ann))
+	return b, nil
+}
+
+// canonicalJSON rewrites one JSON value in the canonical form [ToolHash]
+// describes.
+func canonicalJSON(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return []byte("null"), nil
+	}
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("%w: not valid UTF-8", ErrInvalidJSON)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	if err := writeCanonical(&out, dec); err != nil {
+		return nil, err
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return nil, fmt.Errorf("%w: trailing data after the value (%v)", ErrInvalidJSON, tok)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	return out.Bytes(), nil
+}
+
+// member is one object member in canonical form.
+type member struct {
+	key   string
+	value []byte
+}
+
+func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			var members []member
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+				}
+				key, ok := kt.(string)
+				if !ok {
+					return fmt.Errorf("%w: object key is %T", ErrInvalidJSON, kt)
+				}
+				var sub bytes.Buffer
+				if err := writeCanonical(&sub, dec); err != nil {
+					return err
+				}
+				members = append(members, member{key, sub.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+			}
+			slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+			out.WriteByte('{')
+			for i, m := range members {
+				if i > 0 {
+					if members[i-1].key == m.key {
+						return fmt.Errorf("%w: duplicate key %q", ErrInvalidJSON, m.key)
+					}
+					out.WriteByte(',')
+				}
+				writeString(out, m.key)
+				out.WriteByte(':')
+				out.Write(m.value)
+			}
+			out.WriteByte('}')
+		case '[':
+			out.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				if err := writeCanonical(out, dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+			}
+			out.WriteByte(']')
+		default:
+			return fmt.Errorf("%w: unexpected %v", ErrInvalidJSON, v)
+		}
+	case string:
+		writeString(out, v)
+	case json.Number:
+		out.WriteString(string(v))
+	case bool:
+		if v {
+			out.WriteString("true")
+		} else {
+			out.WriteString("false")
+		}
+	case nil:
+		out.WriteString("null")
+	default:
+		return fmt.Errorf("%w: unexpected token %T", ErrInvalidJSON, tok)
+	}
+	return nil
+}
+
+// writeString writes s as a JSON string with the fewest escapes: '"', '\\'
+// and U+0000 to U+001F. s is valid UTF-8 here (the input was checked).
+func writeString(out *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	out.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
+			out.WriteByte('\\')
+			out.WriteByte(c)
+		case '\b':
+			out.WriteString(`\b`)
+		case '\f':
+			out.WriteString(`\f`)
+		case '\n':
+			out.WriteString(`\n`)
+		case '\r':
+			out.WriteString(`\r`)
+		case '\t':
+			out.WriteString(`\t`)
+		default:
+			out.WriteString(`\u00`)
+			out.WriteByte(hex[c>>4])
+			out.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	out.WriteString(s[start:])
+	out.WriteByte('"')
+}

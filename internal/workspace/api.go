@@ -1,0 +1,470 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/secrets"
+	"github.com/zero-dev/zero/internal/workspace/servers"
+)
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// access is what a route asks of its caller.
+type access int
+
+const (
+	anyone   access = iota // any signed-in caller, bearer or browser, any role
+	writer                 // an owner or a member, bearer or browser
+	approval               // a browser session of the owner: approvals, tests, secrets' fate, tokens
+	owner                  // the owner, bearer or browser (reading the audit log)
+)
+
+// An apiError is what the API answers on failure: a status, a stable code
+// and a message, and for approval_required the new preview.
+type apiError struct {
+	Status  int               `json:"-"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Preview *servers.Preview  `json:"preview,omitempty"`
+	Details map[string]string `json:"details,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func fail(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// handler is one route: it gets the caller and answers with a value to
+// encode as JSON, or an error.
+type handler func(r *http.Request, c *auth.Caller) (any, error)
+
+func (w *Workspace) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", w.home)
+	mux.HandleFunc("GET /login", w.login)
+	mux.Handle("POST /api/logout", w.api(anyone, w.logout))
+	mux.Handle("GET /api/session", w.api(anyone, w.session))
+
+	mux.Handle("GET /api/servers", w.api(anyone, w.listServers))
+	mux.Handle("POST /api/servers/preview", w.api(anyone, w.previewServer))
+	mux.Handle("POST /api/servers", w.api(writer, w.createServer)) // an approval too when it carries a fingerprint
+	mux.Handle("GET /api/servers/{id}", w.api(anyone, w.getServer))
+	mux.Handle("PUT /api/servers/{id}", w.api(approval, w.updateServer))
+	mux.Handle("DELETE /api/servers/{id}", w.api(approval, w.deleteServer))
+	mux.Handle("POST /api/servers/{id}/approve", w.api(approval, w.approveServer))
+	mux.Handle("POST /api/servers/{id}/enable", w.api(approval, w.enableServer))
+	mux.Handle("POST /api/servers/{id}/disable", w.api(writer, w.disableServer))
+	mux.Handle("POST /api/servers/{id}/test", w.api(approval, w.testServer))
+
+	mux.Handle("GET /api/tokens", w.api(owner, w.listTokens))
+	mux.Handle("POST /api/tokens", w.api(approval, w.createToken))
+	mux.Handle("DELETE /api/tokens/{id}", w.api(approval, w.deleteToken))
+	mux.Handle("GET /api/users", w.api(anyone, w.listUsers))
+	mux.Handle("POST /api/users", w.api(approval, w.createUser))
+	mux.Handle("GET /api/audit", w.api(owner, w.listAudit))
+	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
+		return nil, fail(http.StatusNotFound, "not_found", "no such route")
+	}))
+	return mux
+}
+
+// api wraps a route: it identifies the caller, enforces access, checks a
+// browser's unsafe requests for same origin and CSRF, and writes JSON.
+func (w *Workspace) api(need access, h handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
+		v, err := w.serveAPI(need, h, r)
+		var ae *apiError
+		switch {
+		case err == nil:
+			writeJSON(rw, statusOf(r), v)
+			return
+		case errors.As(err, &ae):
+		default:
+			ae = w.translate(err)
+		}
+		writeJSON(rw, ae.Status, map[string]*apiError{"error": ae})
+	})
+}
+
+func statusOf(r *http.Request) int {
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users") {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+func (w *Workspace) serveAPI(need access, h handler, r *http.Request) (any, error) {
+	c, err := w.auth.Identify(r)
+	if err != nil {
+		return nil, fail(http.StatusUnauthorized, "unauthenticated", "%v", err)
+	}
+	if c.Kind == auth.Browser && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		switch err := auth.CheckBrowserWrite(r, c, w.origins); {
+		case errors.Is(err, auth.ErrCrossSite):
+			return nil, fail(http.StatusForbidden, "cross_site", "%v", err)
+		case err != nil:
+			return nil, fail(http.StatusForbidden, "csrf", "%v", err)
+		}
+	}
+	if err := authorize(need, c); err != nil {
+		return nil, err
+	}
+	return h(r, c)
+}
+
+// authorize checks a caller against a route's access. An approval route
+// refuses a bearer caller before anything else, so an agent can never add
+// or approve its own tools, whatever its user's role.
+func authorize(need access, c *auth.Caller) error {
+	switch need {
+	case approval:
+		if c.Kind != auth.Browser {
+			return fail(http.StatusForbidden, "browser_only", "this route is for a person in a browser session; an agent or script cannot use it")
+		}
+		if c.Role != auth.Owner {
+			return fail(http.StatusForbidden, "owner_required", "only the workspace owner can do this")
+		}
+	case owner:
+		if c.Role != auth.Owner {
+			return fail(http.StatusForbidden, "owner_required", "only the workspace owner can do this")
+		}
+	case writer:
+		if c.Role == auth.Viewer {
+			return fail(http.StatusForbidden, "read_only", "a viewer cannot change anything")
+		}
+	}
+	return nil
+}
+
+// translate maps errors from below to API errors. Unknown errors are 500s
+// whose message stays in the server's log, not in the answer.
+func (w *Workspace) translate(err error) *apiError {
+	var ar *servers.ApprovalRequired
+	var inv *servers.InvalidError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ar):
+		e := fail(http.StatusConflict, "approval_required", "%v", err)
+		e.Preview = &ar.Preview
+		return e
+	case errors.As(err, &inv):
+		return fail(http.StatusBadRequest, "invalid_config", "%v", err)
+	case errors.Is(err, servers.ErrNotFound):
+		return fail(http.StatusNotFound, "not_found", "%v", err)
+	case errors.Is(err, secrets.ErrOpen):
+		return fail(http.StatusConflict, "secret_unavailable",
+			"a stored secret was not sealed for this configuration's approved fingerprint; set the secret again and approve")
+	case errors.As(err, &mbe):
+		return fail(http.StatusRequestEntityTooLarge, "too_large", "the request body is over %d bytes", maxBody)
+	}
+	w.log.Error("request failed", "error", err)
+	return fail(http.StatusInternalServerError, "internal", "the request failed; the server's log says why")
+}
+
+func writeJSON(rw http.ResponseWriter, status int, v any) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("Cache-Control", "no-store")
+	rw.WriteHeader(status)
+	enc := json.NewEncoder(rw)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// decode reads a JSON body strictly: unknown fields are errors.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return fail(http.StatusBadRequest, "bad_request", "the request body is not the JSON this route takes: %v", err)
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "bad_request", "unexpected data after the JSON body")
+	}
+	return nil
+}
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, fail(http.StatusNotFound, "not_found", "no such id %q", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// home is the page the login link lands on, until the web UI exists.
+func (w *Workspace) home(rw http.ResponseWriter, r *http.Request) {
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if _, err := w.auth.Identify(r); err != nil {
+		rw.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(rw, "Zero workspace. Not signed in: open the login link zero serve printed.\n")
+		return
+	}
+	io.WriteString(rw, "Zero workspace. Signed in. The web UI is not built yet; the JSON API is under /api/ (see docs/api.md).\n")
+}
+
+// login consumes a one-time link and sets the session cookie.
+func (w *Workspace) login(rw http.ResponseWriter, r *http.Request) {
+	session, err := w.auth.Login(r.Context(), r.URL.Query().Get("token"))
+	if err != nil {
+		if !errors.Is(err, auth.ErrLinkInvalid) {
+			w.log.Error("login failed", "error", err)
+		}
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rw.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(rw, auth.ErrLinkInvalid.Error()+"\n")
+		return
+	}
+	http.SetCookie(rw, &http.Cookie{
+		Name: auth.SessionCookie, Value: session, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(auth.SessionTTL / time.Second),
+	})
+	rw.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(rw, r, "/", http.StatusSeeOther)
+}
+
+func (w *Workspace) logout(r *http.Request, c *auth.Caller) (any, error) {
+	if c.Kind != auth.Browser {
+		return nil, fail(http.StatusBadRequest, "bad_request", "only a browser session signs out")
+	}
+	return map[string]bool{"signed_out": true}, w.auth.Logout(r.Context(), r)
+}
+
+func (w *Workspace) session(_ *http.Request, c *auth.Caller) (any, error) {
+	out := map[string]any{"user": c.User, "role": c.Role, "kind": c.Kind, "team": w.opts.Team}
+	if c.Kind == auth.Browser {
+		out["csrf_token"] = c.CSRF()
+	}
+	return out, nil
+}
+
+// serverRequest is the body of create, edit and preview.
+type serverRequest struct {
+	Config      servers.Config  `json:"config"`
+	Secrets     servers.Secrets `json:"secrets"`
+	Fingerprint string          `json:"fingerprint"`
+	Enable      bool            `json:"enable"`
+}
+
+func (w *Workspace) listServers(r *http.Request, _ *auth.Caller) (any, error) {
+	return w.servers.List(r.Context())
+}
+
+func (w *Workspace) previewServer(r *http.Request, _ *auth.Caller) (any, error) {
+	var req serverRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	return w.servers.Preview(req.Config, req.Secrets)
+}
+
+func (w *Workspace) createServer(r *http.Request, c *auth.Caller) (any, error) {
+	var req serverRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Fingerprint != "" {
+		// Creating with a fingerprint approves: a person's route.
+		if err := authorize(approval, c); err != nil {
+			return nil, err
+		}
+	}
+	s, err := w.servers.Create(r.Context(), c.Actor(), req.Config, req.Secrets, req.Fingerprint, req.Enable)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Approved {
+		return map[string]any{"server": s, "approve_url": w.approveURL(s.ID)}, nil
+	}
+	return map[string]any{"server": s}, nil
+}
+
+// approveURL is where a person approves a server in the browser.
+func (w *Workspace) approveURL(id int64) string {
+	return fmt.Sprintf("%s/servers/%d", w.base, id)
+}
+
+func (w *Workspace) getServer(r *http.Request, _ *auth.Caller) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.Get(r.Context(), id)
+}
+
+func (w *Workspace) updateServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[serverRequest](r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Enable {
+		return nil, fail(http.StatusBadRequest, "bad_request", "enable a server with POST /api/servers/{id}/enable")
+	}
+	return w.servers.Update(r.Context(), c.Actor(), id, req.Config, req.Secrets, req.Fingerprint)
+}
+
+// idAndBody reads a route's {id} and its JSON body.
+func idAndBody[T any](r *http.Request) (int64, T, error) {
+	var body T
+	id, err := pathID(r)
+	if err == nil {
+		err = decode(r, &body)
+	}
+	return id, body, err
+}
+
+// fingerprintRequest is the body of approve and enable.
+type fingerprintRequest struct {
+	Fingerprint string `json:"fingerprint"`
+	Enable      bool   `json:"enable"`
+}
+
+func (w *Workspace) approveServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[fingerprintRequest](r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.Approve(r.Context(), c.Actor(), id, req.Fingerprint, req.Enable)
+}
+
+func (w *Workspace) enableServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[fingerprintRequest](r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.Enable(r.Context(), c.Actor(), id, req.Fingerprint)
+}
+
+func (w *Workspace) disableServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.Disable(r.Context(), c.Actor(), id)
+}
+
+func (w *Workspace) testServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.Test(r.Context(), c.Actor(), id)
+}
+
+func (w *Workspace) deleteServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]bool{"deleted": true}, w.servers.Delete(r.Context(), c.Actor(), id)
+}
+
+func (w *Workspace) listTokens(r *http.Request, _ *auth.Caller) (any, error) {
+	return w.auth.Tokens(r.Context())
+}
+
+func (w *Workspace) createToken(r *http.Request, c *auth.Caller) (any, error) {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	id, token, err := w.auth.CreateToken(r.Context(), c.UserID, req.Name)
+	if err != nil {
+		return nil, fail(http.StatusBadRequest, "bad_request", "%v", err)
+	}
+	if err := w.record(c, "token.create", fmt.Sprintf("token:%d", id), map[string]string{"name": req.Name}); err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": id, "name": req.Name, "token": token,
+		"note": "this token is shown once; it acts as " + c.User + " for every route but the browser-only ones"}, nil
+}
+
+func (w *Workspace) deleteToken(r *http.Request, c *auth.Caller) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := w.auth.DeleteToken(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fail(http.StatusNotFound, "not_found", "no such token")
+	}
+	return map[string]bool{"deleted": true}, w.record(c, "token.delete", fmt.Sprintf("token:%d", id), nil)
+}
+
+func (w *Workspace) listUsers(r *http.Request, _ *auth.Caller) (any, error) {
+	rows, err := w.db.QueryContext(r.Context(), `SELECT id, name, role FROM users ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type user struct {
+		ID   int64     `json:"id"`
+		Name string    `json:"name"`
+		Role auth.Role `json:"role"`
+	}
+	out := []user{}
+	for rows.Next() {
+		var u user
+		if err := rows.Scan(&u.ID, &u.Name, &u.Role); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+func (w *Workspace) createUser(r *http.Request, c *auth.Caller) (any, error) {
+	if !w.opts.Team {
+		return nil, fail(http.StatusBadRequest, "team_mode_off", "a single-user workspace has one owner; start zero serve --team for more users")
+	}
+	var req struct {
+		Name string    `json:"name"`
+		Role auth.Role `json:"role"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Role == auth.Owner {
+		return nil, fail(http.StatusBadRequest, "bad_request", "a workspace has one owner; add a member or a viewer")
+	}
+	id, err := w.auth.CreateUser(r.Context(), req.Name, req.Role)
+	if err != nil {
+		return nil, fail(http.StatusBadRequest, "bad_request", "%v", err)
+	}
+	link, err := w.auth.LoginLink(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.record(c, "user.create", fmt.Sprintf("user:%d", id), map[string]string{"name": req.Name, "role": string(req.Role)}); err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": id, "name": req.Name, "role": req.Role, "login_url": auth.LoginURL(w.base, link)}, nil
+}
+
+func (w *Workspace) listAudit(_ *http.Request, _ *auth.Caller) (any, error) {
+	return audit.ReadAll(w.auditPath)
+}
+
+func (w *Workspace) record(c *auth.Caller, action, target string, detail map[string]string) error {
+	_, err := w.audit.Append(audit.Event{Actor: c.Actor(), Action: action, Target: target, Detail: detail})
+	return err
+}

@@ -1,0 +1,307 @@
+// Package auth owns who may call the workspace: users and their roles,
+// one-time login links, browser sessions (an HttpOnly, SameSite=Strict
+// cookie plus a CSRF token and a same-origin check), and bearer tokens for
+// computer callers (agents and scripts), which an owner creates in a
+// browser session. Secrets it issues (links, sessions, tokens) are stored
+// only as SHA-256 hashes.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Role is a user's role in the workspace.
+type Role string
+
+// Roles. A single-user workspace has one owner.
+const (
+	Owner  Role = "owner"
+	Member Role = "member"
+	Viewer Role = "viewer"
+)
+
+// Kind says how a caller authenticated.
+type Kind string
+
+// Caller kinds.
+const (
+	Browser Kind = "browser" // a session cookie
+	Bearer  Kind = "bearer"  // an Authorization: Bearer token
+)
+
+// Names and lifetimes.
+const (
+	SessionCookie  = "zero_session"
+	CSRFHeader     = "X-CSRF-Token"
+	TokenPrefix    = "zt_"
+	LoginLinkTTL   = 15 * time.Minute
+	SessionTTL     = 12 * time.Hour
+	loginPath      = "/login"
+	tokenNameLimit = 100
+)
+
+// Errors the API turns into status codes.
+var (
+	ErrUnauthenticated = errors.New("not signed in: open a login link, or send a bearer token")
+	ErrLinkInvalid     = errors.New("this login link is unknown, used or expired; restart zero serve for a new one")
+	ErrCrossSite       = errors.New("cross-site request refused")
+	ErrCSRF            = errors.New("missing or wrong CSRF token")
+)
+
+// A Caller is an authenticated request's user.
+type Caller struct {
+	UserID  int64
+	User    string
+	Role    Role
+	Kind    Kind
+	TokenID int64 // for a bearer caller
+
+	csrf string // for a browser caller
+}
+
+// Actor names the caller in audit records: "user:NAME" for a browser
+// session, "token:ID:NAME" for a bearer token.
+func (c *Caller) Actor() string {
+	if c.Kind == Bearer {
+		return fmt.Sprintf("token:%d:%s", c.TokenID, c.User)
+	}
+	return "user:" + c.User
+}
+
+// CSRF returns a browser caller's CSRF token, to be echoed in the
+// X-CSRF-Token header of every unsafe request.
+func (c *Caller) CSRF() string { return c.csrf }
+
+// A Service answers who is calling. It is safe for concurrent use.
+type Service struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// New returns the service on the workspace database.
+func New(db *sql.DB) *Service { return &Service{db: db, now: time.Now} }
+
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// EnsureOwner returns the owner's id, creating an owner named name if the
+// workspace has none.
+func (s *Service) EnsureOwner(ctx context.Context, name string) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM users WHERE role = 'owner' ORDER BY id LIMIT 1`).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	return s.CreateUser(ctx, name, Owner)
+}
+
+// CreateUser adds a user.
+func (s *Service) CreateUser(ctx context.Context, name string, role Role) (int64, error) {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "\x00\n\r\t:") {
+		return 0, fmt.Errorf("user name %q: want 1-64 characters, no control characters or colons", name)
+	}
+	switch role {
+	case Owner, Member, Viewer:
+	default:
+		return 0, fmt.Errorf("role %q: want owner, member or viewer", role)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`, name, role, stamp(s.now()))
+	if err != nil {
+		return 0, fmt.Errorf("add user %q: %w", name, err)
+	}
+	return res.LastInsertId()
+}
+
+// LoginLink returns a new one-time login token for the user, valid for
+// LoginLinkTTL; the link is base + "/login?token=" + token.
+func (s *Service) LoginLink(ctx context.Context, userID int64) (string, error) {
+	token := randomToken()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO login_links (hash, user_id, expires_at) VALUES (?, ?, ?)`,
+		hash(token), userID, stamp(s.now().Add(LoginLinkTTL)))
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// LoginURL is the link a person opens for token.
+func LoginURL(base, token string) string {
+	return base + loginPath + "?token=" + url.QueryEscape(token)
+}
+
+// Login consumes a login token and opens a session: it returns the session
+// id, the cookie's value.
+func (s *Service) Login(ctx context.Context, token string) (session string, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	var userID int64
+	var expires string
+	err = tx.QueryRowContext(ctx, `SELECT user_id, expires_at FROM login_links WHERE hash = ?`, hash(token)).Scan(&userID, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrLinkInvalid
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE hash = ?`, hash(token)); err != nil {
+		return "", err
+	}
+	if expires < stamp(s.now()) {
+		tx.Commit() // the used-up link goes either way
+		return "", ErrLinkInvalid
+	}
+	session = randomToken()
+	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)`,
+		hash(session), userID, randomToken(), stamp(s.now().Add(SessionTTL)))
+	if err != nil {
+		return "", err
+	}
+	return session, tx.Commit()
+}
+
+// Logout ends the request's browser session, if any.
+func (s *Service) Logout(ctx context.Context, r *http.Request) error {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return nil
+	}
+	_, err = s.db.ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash(c.Value))
+	return err
+}
+
+// Identify returns the request's caller. A request carrying an
+// Authorization header is a bearer caller, whatever cookies it has.
+func (s *Service) Identify(r *http.Request) (*Caller, error) {
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		token, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || !strings.HasPrefix(token, TokenPrefix) {
+			return nil, ErrUnauthenticated
+		}
+		c := &Caller{Kind: Bearer}
+		err := s.db.QueryRowContext(ctx, `SELECT t.id, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
+			hash(token)).Scan(&c.TokenID, &c.UserID, &c.User, &c.Role)
+		if err != nil {
+			return nil, ErrUnauthenticated
+		}
+		return c, nil
+	}
+	cookie, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return nil, ErrUnauthenticated
+	}
+	c := &Caller{Kind: Browser}
+	var expires string
+	err = s.db.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, s.csrf, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`,
+		hash(cookie.Value)).Scan(&c.UserID, &c.User, &c.Role, &c.csrf, &expires)
+	if err != nil || expires < stamp(s.now()) {
+		return nil, ErrUnauthenticated
+	}
+	return c, nil
+}
+
+// CreateToken makes a bearer token for the user; the token itself is
+// returned once and stored only as a hash.
+func (s *Service) CreateToken(ctx context.Context, userID int64, name string) (id int64, token string, err error) {
+	if name == "" || len(name) > tokenNameLimit || strings.ContainsAny(name, "\x00\n\r") {
+		return 0, "", fmt.Errorf("token name: want 1-%d characters, no control characters", tokenNameLimit)
+	}
+	token = TokenPrefix + randomToken()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
+		userID, name, hash(token), stamp(s.now()))
+	if err != nil {
+		return 0, "", err
+	}
+	id, err = res.LastInsertId()
+	return id, token, err
+}
+
+// A TokenInfo describes a token without revealing it.
+type TokenInfo struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	User      string `json:"user"`
+	CreatedAt string `json:"created_at"`
+}
+
+// Tokens lists the tokens.
+func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT t.id, t.name, u.name, t.created_at FROM tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []TokenInfo{}
+	for rows.Next() {
+		var t TokenInfo
+		if err := rows.Scan(&t.ID, &t.Name, &t.User, &t.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// DeleteToken revokes a token; it reports whether there was one.
+func (s *Service) DeleteToken(ctx context.Context, id int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// CheckBrowserWrite guards a browser caller's unsafe request: it must come
+// from one of the workspace's own origins (Sec-Fetch-Site: same-origin, or,
+// from a browser that does not send it, an Origin among origins) and carry
+// the session's CSRF token.
+func CheckBrowserWrite(r *http.Request, c *Caller, origins []string) error {
+	o := r.Header.Get("Origin")
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin":
+		if o != "" && !slices.Contains(origins, o) {
+			return ErrCrossSite
+		}
+	case "":
+		if !slices.Contains(origins, o) {
+			return ErrCrossSite
+		}
+	default:
+		return ErrCrossSite
+	}
+	got := r.Header.Get(CSRFHeader)
+	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.csrf)) != 1 {
+		return ErrCSRF
+	}
+	return nil
+}

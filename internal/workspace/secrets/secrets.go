@@ -1,0 +1,152 @@
+// Package secrets guards the workspace's stored secrets (MCP servers'
+// environment and header values): it seals them with AES-256-GCM under a key
+// kept in a file of its own (mode 0600) under $ZERO_HOME, and binds each one
+// to the fingerprint of the configuration it was approved for, so that a
+// secret opens only for that exact configuration.
+//
+// What this protects: a copy of the database alone (a backup, a synced
+// folder) reveals no secret, and a secret cannot be released to a changed
+// configuration. What it does not: anyone who can read both the database
+// and the key file, any process running as the same user, can decrypt them.
+package secrets
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// KeyFile is the key's file name under $ZERO_HOME.
+const KeyFile = "secrets.key"
+
+const keySize = 32
+
+// ErrKeyPermissions reports a key file that others than its owner may read
+// or write.
+var ErrKeyPermissions = errors.New("the secrets key file must be readable and writable by its owner only (mode 0600)")
+
+// ErrOpen reports a secret that does not open: it was sealed for another
+// configuration, another secret slot, or under another key, or it was
+// altered.
+var ErrOpen = errors.New("secret does not open for this configuration")
+
+// A Box seals and opens secrets.
+type Box struct {
+	aead cipher.AEAD
+}
+
+// LoadKey reads the key at path, creating it (mode 0600, exclusively) if
+// there is none. A key file with wider permissions, or of the wrong size,
+// is refused.
+func LoadKey(path string) (*Box, error) {
+	key, err := readKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		key, err = createKey(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return New(key)
+}
+
+func readKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s: %w", path, ErrKeyPermissions)
+	}
+	key := make([]byte, keySize+1)
+	n, _ := f.Read(key)
+	if n != keySize {
+		return nil, fmt.Errorf("%s: want a %d-byte key, found %d bytes", path, keySize, n)
+	}
+	return key[:keySize], nil
+}
+
+func createKey(path string) ([]byte, error) {
+	key := make([]byte, keySize)
+	rand.Read(key)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create secrets key: %w", err)
+	}
+	_, err = f.Write(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("create secrets key: %w", err)
+	}
+	return key, nil
+}
+
+// New returns a box for a 32-byte key.
+func New(key []byte) (*Box, error) {
+	if len(key) != keySize {
+		return nil, fmt.Errorf("want a %d-byte key, got %d", keySize, len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Box{aead: aead}, nil
+}
+
+// A Slot names where a secret belongs: its server, its kind (env or
+// header), its name, and the fingerprint of the configuration approved to
+// receive it. A sealed secret opens only for the very same slot.
+type Slot struct {
+	ServerID    int64
+	Kind        string
+	Name        string
+	Fingerprint string
+}
+
+func (s Slot) additionalData() []byte {
+	// Unambiguous: no field may hold a newline (names are identifiers or
+	// header tokens; fingerprints are "sha256:" and hex).
+	return []byte(fmt.Sprintf("zero-secret-v1\n%d\n%s\n%s\n%s", s.ServerID, s.Kind, s.Name, s.Fingerprint))
+}
+
+// Seal encrypts value for slot: nonce followed by ciphertext.
+func (b *Box) Seal(slot Slot, value string) ([]byte, error) {
+	if strings.ContainsAny(slot.Kind+slot.Name+slot.Fingerprint, "\n") {
+		return nil, errors.New("a secret slot may not contain a newline")
+	}
+	nonce := make([]byte, b.aead.NonceSize())
+	rand.Read(nonce)
+	return b.aead.Seal(nonce, nonce, []byte(value), slot.additionalData()), nil
+}
+
+// Open decrypts a sealed secret for slot, or fails with [ErrOpen].
+func (b *Box) Open(slot Slot, sealed []byte) (string, error) {
+	n := b.aead.NonceSize()
+	if len(sealed) < n {
+		return "", ErrOpen
+	}
+	plain, err := b.aead.Open(nil, sealed[:n], sealed[n:], slot.additionalData())
+	if err != nil {
+		return "", ErrOpen
+	}
+	return string(plain), nil
+}

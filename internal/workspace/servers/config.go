@@ -1,0 +1,258 @@
+// Package servers owns the workspace's MCP servers: their configurations,
+// validated and fingerprinted; the approval that stands in front of running
+// any of them (nothing runs on create; create, edit and enable echo the
+// fingerprint of the exact configuration a person reviewed); their secrets,
+// sealed for the approved fingerprint and released to nothing else; and the
+// Test action, which starts an approved server through the execution
+// boundary or netguard, lists its tools and records a hash of each.
+package servers
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/pin"
+)
+
+// Kinds of server.
+const (
+	KindStdio = "stdio"
+	KindHTTP  = "http"
+	KindSSE   = "sse"
+)
+
+// A Config is an MCP server's configuration: what its fingerprint covers,
+// and its name. It holds names of environment variables and headers, never
+// their values.
+type Config struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	Headers []string `json:"headers,omitempty"`
+}
+
+// Fingerprint returns the fingerprint of c's code-relevant fields (all but
+// the name).
+func (c Config) Fingerprint() string {
+	return pin.Fingerprint(pin.ServerConfig{
+		Kind: c.Kind, Command: c.Command, Args: c.Args, Cwd: c.Cwd, EnvNames: c.Env,
+		URL: c.URL, HeaderNames: c.Headers,
+	})
+}
+
+// Secrets are values given with a configuration: write-only, never returned.
+type Secrets struct {
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// An InvalidError lists what is wrong with a configuration.
+type InvalidError struct{ Problems []string }
+
+func (e *InvalidError) Error() string {
+	return "invalid configuration: " + strings.Join(e.Problems, "; ")
+}
+
+var (
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	headerRE = regexp.MustCompile(`^[!#$%&'*+.^_` + "`" + `|~0-9A-Za-z-]{1,128}$`)
+)
+
+// hopHeaders are headers a server configuration may not set: the HTTP
+// client owns them.
+var hopHeaders = []string{"Host", "Content-Length", "Connection", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection"}
+
+// Policy is what validation checks a configuration against.
+type Policy struct {
+	// LocalOrigins are the origins (scheme://host:port) of HTTP servers on
+	// loopback, private or link-local hosts that may be added anyway
+	// (ZERO_ALLOWED_LOCAL_ORIGINS). The host must be an address or
+	// localhost: the allowance is for that origin only, not for names that
+	// resolve to it.
+	LocalOrigins []string
+}
+
+// ParseOrigins parses a comma-separated list of origins such as
+// "https://127.0.0.1:8443,https://mcp.internal:443".
+func ParseOrigins(list string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return nil, fmt.Errorf("origin %q: want https://host:port", o)
+		}
+		host := strings.ToLower(u.Hostname())
+		if _, err := netip.ParseAddr(host); err != nil && host != "localhost" {
+			return nil, fmt.Errorf("origin %q: name the host by its address (or localhost), so that only this origin is allowed", o)
+		}
+		out = append(out, origin(u))
+	}
+	return out, nil
+}
+
+// origin returns u's scheme://host:port, with the default port written.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// allowFor returns the addresses netguard may reach for a server at rawURL
+// despite its private-network block: those of the URL's host, when the
+// URL's origin is one of the allowed local origins and names its host by
+// address (or as localhost). Any other server, a name resolving into the
+// same address included, gets none.
+func (p Policy) allowFor(rawURL string) []netip.Prefix {
+	u, err := url.Parse(rawURL)
+	if err != nil || !slices.Contains(p.LocalOrigins, origin(u)) {
+		return nil
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" {
+		return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Prefix{netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())}
+	}
+	return nil
+}
+
+// Validate checks c and the secrets given with it, and normalizes c
+// (header names canonicalized; empty lists dropped).
+func (p Policy) Validate(c *Config, s Secrets) error {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !nameRE.MatchString(c.Name) {
+		bad("name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Name)
+	}
+	for i, h := range c.Headers {
+		c.Headers[i] = http.CanonicalHeaderKey(h)
+	}
+	switch c.Kind {
+	case KindStdio:
+		if c.URL != "" || len(c.Headers) > 0 {
+			bad("a stdio server has no url or headers")
+		}
+		validateStdio(c, bad)
+	case KindHTTP, KindSSE:
+		if c.Command != "" || len(c.Args) > 0 || c.Cwd != "" || len(c.Env) > 0 {
+			bad("an %s server has no command, args, cwd or env", c.Kind)
+		}
+		p.validateHTTP(c, bad)
+	default:
+		bad("kind %q: want stdio, http or sse", c.Kind)
+	}
+	for name, value := range s.Env {
+		if !slices.Contains(c.Env, name) {
+			bad("a value is given for env %s, which the configuration does not declare", name)
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			bad("the value of env %s holds a NUL byte", name)
+		}
+	}
+	for name, value := range s.Headers {
+		if !slices.Contains(c.Headers, http.CanonicalHeaderKey(name)) {
+			bad("a value is given for header %s, which the configuration does not declare", name)
+		}
+		if strings.ContainsAny(value, "\x00\r\n") {
+			bad("the value of header %s holds a NUL or line break", name)
+		}
+	}
+	if len(problems) > 0 {
+		return &InvalidError{Problems: problems}
+	}
+	return nil
+}
+
+func validateStdio(c *Config, bad func(string, ...any)) {
+	if c.Command == "" || strings.IndexByte(c.Command, 0) >= 0 {
+		bad("command is required and may not hold a NUL byte")
+	}
+	for i, a := range c.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			bad("args[%d] holds a NUL byte", i)
+		}
+	}
+	if c.Cwd != "" {
+		clean := path.Clean(c.Cwd)
+		switch {
+		case path.IsAbs(c.Cwd) || strings.HasPrefix(c.Cwd, "~"):
+			bad("cwd %q: want a relative path inside the thread workspace", c.Cwd)
+		case clean == ".." || strings.HasPrefix(clean, "../") || strings.IndexByte(c.Cwd, 0) >= 0:
+			bad("cwd %q leaves the thread workspace", c.Cwd)
+		default:
+			c.Cwd = clean
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range c.Env {
+		if err := envscrub.Check(name, ""); err != nil {
+			bad("env %v", err)
+		}
+		if seen[name] {
+			bad("env %s is declared twice", name)
+		}
+		seen[name] = true
+	}
+}
+
+func (p Policy) validateHTTP(c *Config, bad func(string, ...any)) {
+	u, err := netguard.CheckURL(c.URL)
+	switch {
+	case err != nil:
+		bad("url: %v", err)
+	case u.Scheme != "https":
+		bad("url %q: want an https URL", c.URL)
+	default:
+		if why, private := privateHost(u.Hostname()); private && !slices.Contains(p.LocalOrigins, origin(u)) {
+			bad("url %q: %s; add its origin %s to ZERO_ALLOWED_LOCAL_ORIGINS to allow it", c.URL, why, origin(u))
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range c.Headers {
+		if !headerRE.MatchString(h) || slices.Contains(hopHeaders, h) {
+			bad("header %q: not a header a server configuration may set", h)
+		}
+		if seen[h] {
+			bad("header %s is declared twice", h)
+		}
+		seen[h] = true
+	}
+}
+
+// privateHost reports a host that names a loopback, private, link-local or
+// otherwise non-public address literally (localhost included). Names are
+// checked at connection time instead, through netguard.
+func privateHost(host string) (string, bool) {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return "the host is loopback", true
+	}
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return "", false
+	}
+	if why, ok := netguard.NonPublic(a); ok {
+		return "the host is " + why, true
+	}
+	return "", false
+}

@@ -1,0 +1,192 @@
+package servers
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/buildinfo"
+	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/guard/redact"
+	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/pin"
+)
+
+// maxTools bounds how many tools a Test records.
+const maxTools = 1000
+
+// Test starts an approved server, initializes an MCP session with it, lists
+// its tools and records a hash of each (name, description, input schema,
+// annotations); the server's status becomes ok or failed. A configuration
+// that is not the approved one is refused with ApprovalRequired: its
+// secrets are sealed for the approved fingerprint and are released to
+// nothing else. Errors are recorded with every secret value redacted,
+// the server's stderr included.
+func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, error) {
+	cur, err := m.load(ctx, m.o.DB, id)
+	if err != nil {
+		return Server{}, err
+	}
+	fp := cur.config.Fingerprint()
+	if cur.approved != fp {
+		return Server{}, &ApprovalRequired{m.previewOf(cur.config)}
+	}
+	sec, err := m.openSecrets(ctx, m.o.DB, id, fp)
+	if err != nil {
+		return Server{}, err
+	}
+	values := map[string]string{}
+	for name, v := range sec.Env {
+		values["env "+name] = v
+	}
+	for name, v := range sec.Headers {
+		values["header "+name] = v
+	}
+	red := redact.New(values)
+
+	ctx, cancel := context.WithTimeout(ctx, m.o.TestTimeout)
+	defer cancel()
+	tools, testErr := m.listTools(ctx, cur.config, sec)
+	status, lastError, toolsJSON := StatusOK, "", []byte("[]")
+	if testErr != nil {
+		status, lastError = StatusFailed, red.String(testErr.Error())
+	} else {
+		toolsJSON, _ = json.Marshal(tools)
+	}
+	_, err = m.change(ctx, id, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
+		if now.config.Fingerprint() != fp {
+			return "", nil, fmt.Errorf("the configuration changed during the test; test again")
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE servers SET status = ?, tools = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+			status, string(toolsJSON), lastError, stamp(m.now()), id)
+		detail := map[string]string{"status": status, "tools": fmt.Sprint(len(tools))}
+		return "server.test", detail, err
+	}, actor)
+	if err != nil {
+		return Server{}, err
+	}
+	return m.Get(ctx, id)
+}
+
+// listTools connects to the server as configured and lists its tools.
+func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, nil)
+	var transport mcp.Transport
+	var stop func() string
+	switch c.Kind {
+	case KindStdio:
+		p, err := spawn.Start(ctx, spawn.Cmd{
+			Program: c.Command,
+			Args:    c.Args,
+			Dir:     m.cwd(c),
+			Roots:   m.o.Workspace,
+			Env:     envscrub.Spec{Set: sec.Env},
+			Timeout: m.o.TestTimeout,
+		})
+		if err != nil {
+			return nil, err
+		}
+		transport = &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}
+		stop = func() string {
+			res, _ := p.Stop()
+			return strings.TrimSpace(string(res.Stderr))
+		}
+	default:
+		httpClient := netguard.NewClient(netguard.Options{
+			BlockPrivate: true,
+			Allow:        m.o.Policy.allowFor(c.URL),
+			Timeout:      m.o.TestTimeout,
+			TLS:          m.o.TLS,
+			Resolver:     m.o.Resolver,
+		})
+		u, _ := url.Parse(c.URL)
+		httpClient.Transport = &withHeaders{base: httpClient.Transport, origin: origin(u), headers: sec.Headers}
+		if c.Kind == KindSSE {
+			transport = &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: httpClient}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: httpClient, MaxRetries: -1}
+		}
+		stop = func() string { return "" }
+	}
+	tools, err := collectTools(ctx, client, transport)
+	stderr := stop()
+	if err != nil && stderr != "" {
+		err = fmt.Errorf("%w; the server's stderr: %s", err, tail(stderr, 2000))
+	}
+	return tools, err
+}
+
+func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transport) ([]Tool, error) {
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	defer cs.Close()
+	var tools []Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		if len(tools) == maxTools {
+			return nil, fmt.Errorf("the server lists more than %d tools", maxTools)
+		}
+		schema, _ := json.Marshal(t.InputSchema)
+		annotations := []byte("null")
+		if t.Annotations != nil {
+			annotations, _ = json.Marshal(t.Annotations)
+		}
+		h, err := pin.ToolHash(t.Name, t.Description, schema, annotations)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		tools = append(tools, Tool{Name: t.Name, Description: t.Description, Hash: h})
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	if tools == nil {
+		tools = []Tool{}
+	}
+	return tools, nil
+}
+
+// cwd is a stdio server's working directory inside the thread workspace:
+// relative to its first root, which fsroot resolves and confines.
+func (m *Manager) cwd(c Config) string {
+	if c.Cwd == "" {
+		return "."
+	}
+	return c.Cwd
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// withHeaders adds a server's configured headers to the requests that go to
+// the server's own origin, and to no other: a redirect elsewhere does not
+// carry them.
+type withHeaders struct {
+	base    http.RoundTripper
+	origin  string
+	headers map[string]string
+}
+
+func (t *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 && origin(r.URL) == t.origin {
+		r = r.Clone(r.Context())
+		for name, v := range t.headers {
+			r.Header.Set(name, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}

@@ -1,0 +1,80 @@
+package servers
+
+import (
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// A Warning is something a person should look at before approving.
+// Severity "danger" marks what can do serious harm on its own.
+type Warning struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"` // "danger" or "caution"
+	Message  string `json:"message"`
+}
+
+// A Preview is what a person approves: the exact configuration, its
+// fingerprint and the warnings about it.
+type Preview struct {
+	Config      Config    `json:"config"`
+	Fingerprint string    `json:"fingerprint"`
+	Warnings    []Warning `json:"warnings"`
+}
+
+var (
+	fetchPipeShell = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^|]*\|\s*(sudo\s+)?(ba|z|k|da|fi)?sh\b`)
+	rmRecursive    = regexp.MustCompile(`(?i)(^|\s)rm\s+(-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|--recursive|-r\b)`)
+	privileged     = regexp.MustCompile(`(^|[\s;&|(])(sudo|doas|pkexec)(\s|$)`)
+)
+
+// shells run their arguments as code.
+var shells = []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd", "cmd.exe"}
+
+// runners download and run a package named in their arguments.
+var runners = []string{"npx", "uvx", "pipx", "bunx", "pnpx", "dlx"}
+
+// warnings lists what deserves a second look in c. It never refuses
+// anything: validation does that.
+func (p Policy) warnings(c Config) []Warning {
+	ws := []Warning{}
+	add := func(code, severity, msg string) { ws = append(ws, Warning{code, severity, msg}) }
+	program := path.Base(c.Command)
+	line := strings.Join(append([]string{c.Command}, c.Args...), " ")
+	if program == "sudo" || program == "doas" || program == "su" || program == "pkexec" || privileged.MatchString(line) {
+		add("sudo", "danger", "the command asks for root privileges (sudo, doas or su)")
+	}
+	if rmRecursive.MatchString(line) || (program == "rm" && slices.ContainsFunc(c.Args, func(a string) bool {
+		return strings.HasPrefix(a, "-") && strings.Contains(a, "r")
+	})) {
+		add("rm-recursive", "danger", "the command deletes files recursively (rm -r)")
+	}
+	if fetchPipeShell.MatchString(line) {
+		add("pipe-to-shell", "danger", "the command downloads a script and pipes it to a shell")
+	}
+	if slices.Contains(shells, program) {
+		add("shell", "caution", "the command is a shell: its arguments are code, read them all")
+	}
+	if slices.Contains(runners, program) {
+		add("package-runner", "caution", program+" downloads and runs a package at each start, whatever it is then")
+	}
+	if strings.Contains(line, "http://") {
+		add("plain-http", "caution", "the command line names a plain http:// URL: what it fetches can be changed in transit")
+	}
+	if c.Kind != KindStdio {
+		if u, err := url.Parse(c.URL); err == nil {
+			if u.Scheme == "http" {
+				add("plain-http", "danger", "the server's URL is plain http")
+			}
+			if why, private := privateHost(u.Hostname()); private {
+				add("private-host", "caution", "the server is on this machine or a private network ("+why+"), allowed by ZERO_ALLOWED_LOCAL_ORIGINS")
+			}
+		}
+	}
+	if len(c.Env) > 0 && c.Kind == KindStdio {
+		add("secrets", "caution", "the server receives the values of the declared environment variables")
+	}
+	return ws
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenMigratesOnceAndKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "zero.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('ada', 'owner', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('bob', 'king', 'now')`); err == nil {
+		t.Error("a role outside owner, member, viewer was accepted")
+	}
+	db.Close()
+
+	db, err = Open(ctx, path) // a second open applies nothing twice
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version, users int
+	db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
+	db.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&users)
+	if version != Version() || users != 1 {
+		t.Errorf("after reopening: version %d (want %d), %d users (want 1)", version, Version(), users)
+	}
+	// Foreign keys are on: deleting a server deletes its secrets.
+	db.ExecContext(ctx, `INSERT INTO servers (id, name, config, created_at, updated_at) VALUES (1, 's', '{}', 'now', 'now')`)
+	db.ExecContext(ctx, `INSERT INTO secrets (server_id, kind, name, sealed) VALUES (1, 'env', 'KEY', x'00')`)
+	db.ExecContext(ctx, `DELETE FROM servers WHERE id = 1`)
+	var secrets int
+	db.QueryRowContext(ctx, `SELECT count(*) FROM secrets`).Scan(&secrets)
+	if secrets != 0 {
+		t.Errorf("deleting a server left %d secrets", secrets)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "zero.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.ExecContext(ctx, `UPDATE schema_version SET version = 999`)
+	db.Close()
+	if db, err := Open(ctx, path); err == nil {
+		db.Close()
+		t.Error("a database from a newer zero was opened")
+	}
+}
+
+// TestFilesArePrivate: the database and its journal files are readable and
+// writable by their owner only, whatever the umask.
+func TestFilesArePrivate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "zero.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO users (name, role, created_at) VALUES ('ada', 'owner', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", filepath.Base(f), fi.Mode().Perm())
+		}
+	}
+}

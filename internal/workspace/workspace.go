@@ -1,0 +1,193 @@
+// Package workspace is `zero serve`: a local web app and JSON API where a
+// person adds MCP servers (and, later, plugins and skills) behind an
+// explicit approval of the exact configuration's fingerprint. It wires the
+// pieces: the SQLite store under $ZERO_HOME, who may call (auth), the
+// servers and their sealed secrets, and the hash-chained audit log; and it
+// serves them on a loopback address behind the Host and Origin guard.
+package workspace
+
+import (
+	"context"
+	"crypto/tls"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/secrets"
+	"github.com/zero-dev/zero/internal/workspace/servers"
+	"github.com/zero-dev/zero/internal/workspace/store"
+)
+
+// Defaults.
+const (
+	DefaultAddr = "127.0.0.1:7077"
+	dbFile      = "zero.db"
+	auditFile   = "audit.log"
+	threadsDir  = "workspace"
+)
+
+// Options configure a workspace.
+type Options struct {
+	Home                string // $ZERO_HOME; created with mode 0700 if missing
+	Team                bool   // several users with roles, instead of one owner
+	AllowedLocalOrigins []string
+	Stderr              io.Writer
+	// TLS and Resolver are for tests: TLS trusts a test server's
+	// certificate, Resolver makes a name resolve to a chosen address. Nil
+	// means the system's.
+	TLS      *tls.Config
+	Resolver netguard.Resolver
+}
+
+// A Workspace is an open workspace: its database, key, audit log and
+// routes.
+type Workspace struct {
+	opts      Options
+	db        *sql.DB
+	auth      *auth.Service
+	servers   *servers.Manager
+	audit     *audit.Log
+	auditPath string
+	roots     *fsroot.Set
+	ownerID   int64
+	log       *slog.Logger
+	base      string   // http://host:port, once listening
+	origins   []string // the origins a browser may send from
+	handler   http.Handler
+}
+
+// Open opens (creating and migrating as needed) the workspace under
+// o.Home.
+func Open(ctx context.Context, o Options) (*Workspace, error) {
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if err := os.MkdirAll(o.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", o.Home, err)
+	}
+	threads := filepath.Join(o.Home, threadsDir)
+	if err := os.MkdirAll(threads, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", threads, err)
+	}
+	box, err := secrets.LoadKey(filepath.Join(o.Home, secrets.KeyFile))
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(o.Home, dbFile))
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{opts: o, db: db, auth: auth.New(db), auditPath: filepath.Join(o.Home, auditFile),
+		log: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	ok := false
+	defer func() {
+		if !ok {
+			w.Close()
+		}
+	}()
+	if w.audit, err = audit.Open(w.auditPath); err != nil {
+		return nil, err
+	}
+	if w.roots, err = fsroot.Open([]string{threads}); err != nil {
+		return nil, err
+	}
+	if w.ownerID, err = w.auth.EnsureOwner(ctx, "owner"); err != nil {
+		return nil, err
+	}
+	w.servers = servers.NewManager(servers.Options{
+		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver,
+		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins},
+	})
+	ok = true
+	return w, nil
+}
+
+// Close releases the workspace.
+func (w *Workspace) Close() error {
+	var errs []error
+	if w.audit != nil {
+		errs = append(errs, w.audit.Close())
+	}
+	if w.roots != nil {
+		errs = append(errs, w.roots.Close())
+	}
+	errs = append(errs, w.db.Close())
+	return errors.Join(errs...)
+}
+
+// Handler returns the workspace's routes behind the Host and Origin guard,
+// for a listener at l.
+func (w *Workspace) Handler(l localhttp.Listen, port int) http.Handler {
+	w.base = "http://" + net.JoinHostPort(l.Host, strconv.Itoa(port))
+	w.origins = []string{w.base}
+	if l.Loopback {
+		for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
+			w.origins = append(w.origins, "http://"+h+":"+strconv.Itoa(port))
+		}
+	}
+	return securityHeaders(localhttp.Guard(l, w.routes()))
+}
+
+// LoginURL returns a fresh one-time login link for the owner.
+func (w *Workspace) LoginURL(ctx context.Context) (string, error) {
+	token, err := w.auth.LoginLink(ctx, w.ownerID)
+	if err != nil {
+		return "", err
+	}
+	return auth.LoginURL(w.base, token), nil
+}
+
+// securityHeaders sets the headers every answer carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		h := rw.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// Serve opens the workspace, listens on addr (which must be loopback), prints
+// the URL and a one-time login link on stderr, and serves until ctx is done.
+func Serve(ctx context.Context, o Options, addr string) error {
+	l, err := localhttp.CheckAddr(addr, false)
+	if err != nil {
+		return err
+	}
+	w, err := Open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	ln, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port), ReadHeaderTimeout: 10 * time.Second}
+	link, err := w.LoginURL(ctx)
+	if err != nil {
+		return err
+	}
+	mode := "single-user"
+	if o.Team {
+		mode = "team"
+	}
+	fmt.Fprintf(o.Stderr, "Zero workspace (%s) at %s\nOpen this one-time login link in your browser (valid %v):\n  %s\n",
+		mode, w.base, auth.LoginLinkTTL, link)
+	return localhttp.Serve(ctx, hs, ln)
+}
