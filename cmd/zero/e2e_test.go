@@ -450,30 +450,44 @@ func TestMemoryEndToEnd(t *testing.T) {
 // TestServeEndToEnd runs zero serve as a user would: the login link opens a
 // browser session, the owner creates a token, zero servers adds a draft
 // with it, and zero audit verify checks, then catches a tampered, log.
-func TestServeEndToEnd(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	cmd := exec.Command(zeroBinary(t), "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "ZERO_HOME="+home)
-	pipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
+// serveProcess is a running `zero serve`.
+type serveProcess struct {
+	cmd              *exec.Cmd
+	home, base, link string
+}
+
+// startServe runs the real `zero serve` on a free loopback port with a
+// fresh $ZERO_HOME, and reads the URL and login link it prints.
+func startServe(t *testing.T, env []string, args ...string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{home: filepath.Join(t.TempDir(), "home")}
+	p.cmd = exec.Command(zeroBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	p.cmd.Env = append(append(os.Environ(), "ZERO_HOME="+p.home), env...)
+	pipe, _ := p.cmd.StderrPipe()
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
 	lines := bufio.NewScanner(pipe)
-	var base, link string
-	for link == "" && lines.Scan() {
+	for p.link == "" && lines.Scan() {
 		l := lines.Text()
 		if i := strings.Index(l, " at http://"); i >= 0 {
-			base = strings.TrimSpace(l[i+4:])
+			p.base = strings.TrimSpace(l[i+4:])
 		}
 		if strings.Contains(l, "/login?token=") {
-			link = strings.TrimSpace(l)
+			p.link = strings.TrimSpace(l)
 		}
 	}
-	if base == "" || !strings.HasPrefix(link, base+"/login?token=") {
-		t.Fatalf("no URL or login link printed: %q %q", base, link)
+	if p.base == "" || !strings.HasPrefix(p.link, p.base+"/login?token=") {
+		t.Fatalf("no URL or login link printed: %q %q", p.base, p.link)
 	}
 	go io.Copy(io.Discard, pipe)
+	return p
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	p := startServe(t, nil)
+	cmd, home, base, link := p.cmd, p.home, p.base, p.link
 
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}

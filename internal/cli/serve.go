@@ -29,7 +29,7 @@ func serveCommand() *Command {
 		Name:      "serve",
 		UsageLine: "serve [--addr 127.0.0.1:7077] [--team]",
 		Short:     "run the workspace: MCP servers behind approval, on this machine only",
-		Long: `Serve runs the workspace: a JSON API (and, later, a web UI) on a loopback
+		Long: `Serve runs the workspace: a web UI and a JSON API on a loopback
 address, with its database, secrets key and audit log under $ZERO_HOME
 (default ~/.zero). It prints a one-time login link: open it in your browser
 to get a session. Agents and scripts use bearer tokens, which the owner

@@ -1,13 +1,12 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/workspace/auth"
@@ -50,8 +49,7 @@ type handler func(r *http.Request, c *auth.Caller) (any, error)
 
 func (w *Workspace) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", w.home)
-	mux.HandleFunc("GET /login", w.login)
+	w.pageRoutes(mux)
 	mux.Handle("POST /api/logout", w.api(anyone, w.logout))
 	mux.Handle("GET /api/session", w.api(anyone, w.session))
 
@@ -105,6 +103,17 @@ func statusOf(r *http.Request) int {
 }
 
 func (w *Workspace) serveAPI(need access, h handler, r *http.Request) (any, error) {
+	c, err := w.check(need, r)
+	if err != nil {
+		return nil, err
+	}
+	return h(r, c)
+}
+
+// check is the one gate of every route, API and page alike: it
+// identifies the caller, checks a browser's unsafe request for same origin
+// and CSRF, and enforces the route's access.
+func (w *Workspace) check(need access, r *http.Request) (*auth.Caller, error) {
 	c, err := w.auth.Identify(r)
 	if err != nil {
 		return nil, fail(http.StatusUnauthorized, "unauthenticated", "%v", err)
@@ -120,7 +129,7 @@ func (w *Workspace) serveAPI(need access, h handler, r *http.Request) (any, erro
 	if err := authorize(need, c); err != nil {
 		return nil, err
 	}
-	return h(r, c)
+	return c, nil
 }
 
 // authorize checks a caller against a route's access. An approval route
@@ -204,37 +213,6 @@ func pathID(r *http.Request) (int64, error) {
 		return 0, fail(http.StatusNotFound, "not_found", "no such id %q", r.PathValue("id"))
 	}
 	return id, nil
-}
-
-// home is the page the login link lands on, until the web UI exists.
-func (w *Workspace) home(rw http.ResponseWriter, r *http.Request) {
-	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if _, err := w.auth.Identify(r); err != nil {
-		rw.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(rw, "Zero workspace. Not signed in: open the login link zero serve printed.\n")
-		return
-	}
-	io.WriteString(rw, "Zero workspace. Signed in. The web UI is not built yet; the JSON API is under /api/ (see docs/api.md).\n")
-}
-
-// login consumes a one-time link and sets the session cookie.
-func (w *Workspace) login(rw http.ResponseWriter, r *http.Request) {
-	session, err := w.auth.Login(r.Context(), r.URL.Query().Get("token"))
-	if err != nil {
-		if !errors.Is(err, auth.ErrLinkInvalid) {
-			w.log.Error("login failed", "error", err)
-		}
-		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		rw.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(rw, auth.ErrLinkInvalid.Error()+"\n")
-		return
-	}
-	http.SetCookie(rw, &http.Cookie{
-		Name: auth.SessionCookie, Value: session, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(auth.SessionTTL / time.Second),
-	})
-	rw.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(rw, r, "/", http.StatusSeeOther)
 }
 
 func (w *Workspace) logout(r *http.Request, c *auth.Caller) (any, error) {
@@ -384,11 +362,8 @@ func (w *Workspace) createToken(r *http.Request, c *auth.Caller) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	id, token, err := w.auth.CreateToken(r.Context(), c.UserID, req.Name)
+	id, token, err := w.createTokenFor(r.Context(), c, req.Name)
 	if err != nil {
-		return nil, fail(http.StatusBadRequest, "bad_request", "%v", err)
-	}
-	if err := w.record(c, "token.create", fmt.Sprintf("token:%d", id), map[string]string{"name": req.Name}); err != nil {
 		return nil, err
 	}
 	return map[string]any{"id": id, "name": req.Name, "token": token,
@@ -400,27 +375,47 @@ func (w *Workspace) deleteToken(r *http.Request, c *auth.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := w.auth.DeleteToken(r.Context(), id)
+	return map[string]bool{"deleted": true}, w.revokeToken(r.Context(), c, id)
+}
+
+// createTokenFor makes a bearer token for the caller's user and records it.
+func (w *Workspace) createTokenFor(ctx context.Context, c *auth.Caller, name string) (int64, string, error) {
+	id, token, err := w.auth.CreateToken(ctx, c.UserID, name)
 	if err != nil {
-		return nil, err
+		return 0, "", fail(http.StatusBadRequest, "bad_request", "%v", err)
+	}
+	return id, token, w.record(c, "token.create", fmt.Sprintf("token:%d", id), map[string]string{"name": name})
+}
+
+// revokeToken deletes a token and records it.
+func (w *Workspace) revokeToken(ctx context.Context, c *auth.Caller, id int64) error {
+	ok, err := w.auth.DeleteToken(ctx, id)
+	if err != nil {
+		return err
 	}
 	if !ok {
-		return nil, fail(http.StatusNotFound, "not_found", "no such token")
+		return fail(http.StatusNotFound, "not_found", "no such token")
 	}
-	return map[string]bool{"deleted": true}, w.record(c, "token.delete", fmt.Sprintf("token:%d", id), nil)
+	return w.record(c, "token.delete", fmt.Sprintf("token:%d", id), nil)
 }
 
 func (w *Workspace) listUsers(r *http.Request, _ *auth.Caller) (any, error) {
-	rows, err := w.db.QueryContext(r.Context(), `SELECT id, name, role FROM users ORDER BY id`)
+	return w.users(r.Context())
+}
+
+// user is a user as lists show it.
+type user struct {
+	ID   int64     `json:"id"`
+	Name string    `json:"name"`
+	Role auth.Role `json:"role"`
+}
+
+func (w *Workspace) users(ctx context.Context) ([]user, error) {
+	rows, err := w.db.QueryContext(ctx, `SELECT id, name, role FROM users ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	type user struct {
-		ID   int64     `json:"id"`
-		Name string    `json:"name"`
-		Role auth.Role `json:"role"`
-	}
 	out := []user{}
 	for rows.Next() {
 		var u user
@@ -433,9 +428,6 @@ func (w *Workspace) listUsers(r *http.Request, _ *auth.Caller) (any, error) {
 }
 
 func (w *Workspace) createUser(r *http.Request, c *auth.Caller) (any, error) {
-	if !w.opts.Team {
-		return nil, fail(http.StatusBadRequest, "team_mode_off", "a single-user workspace has one owner; start zero serve --team for more users")
-	}
 	var req struct {
 		Name string    `json:"name"`
 		Role auth.Role `json:"role"`
@@ -443,21 +435,34 @@ func (w *Workspace) createUser(r *http.Request, c *auth.Caller) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	if req.Role == auth.Owner {
-		return nil, fail(http.StatusBadRequest, "bad_request", "a workspace has one owner; add a member or a viewer")
-	}
-	id, err := w.auth.CreateUser(r.Context(), req.Name, req.Role)
-	if err != nil {
-		return nil, fail(http.StatusBadRequest, "bad_request", "%v", err)
-	}
-	link, err := w.auth.LoginLink(r.Context(), id)
+	id, link, err := w.addUser(r.Context(), c, req.Name, req.Role)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.record(c, "user.create", fmt.Sprintf("user:%d", id), map[string]string{"name": req.Name, "role": string(req.Role)}); err != nil {
-		return nil, err
+	return map[string]any{"id": id, "name": req.Name, "role": req.Role, "login_url": link}, nil
+}
+
+// addUser adds a member or viewer, records it, and returns their one-time
+// login link.
+func (w *Workspace) addUser(ctx context.Context, c *auth.Caller, name string, role auth.Role) (int64, string, error) {
+	if !w.opts.Team {
+		return 0, "", fail(http.StatusBadRequest, "team_mode_off", "a single-user workspace has one owner; start zero serve --team for more users")
 	}
-	return map[string]any{"id": id, "name": req.Name, "role": req.Role, "login_url": auth.LoginURL(w.base, link)}, nil
+	if role == auth.Owner {
+		return 0, "", fail(http.StatusBadRequest, "bad_request", "a workspace has one owner; add a member or a viewer")
+	}
+	id, err := w.auth.CreateUser(ctx, name, role)
+	if err != nil {
+		return 0, "", fail(http.StatusBadRequest, "bad_request", "%v", err)
+	}
+	link, err := w.auth.LoginLink(ctx, id)
+	if err != nil {
+		return 0, "", err
+	}
+	if err := w.record(c, "user.create", fmt.Sprintf("user:%d", id), map[string]string{"name": name, "role": string(role)}); err != nil {
+		return 0, "", err
+	}
+	return id, auth.LoginURL(w.base, link), nil
 }
 
 func (w *Workspace) listAudit(_ *http.Request, _ *auth.Caller) (any, error) {

@@ -29,6 +29,7 @@ import (
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/store"
+	"github.com/zero-dev/zero/internal/workspace/web"
 )
 
 // Defaults.
@@ -66,7 +67,8 @@ type Workspace struct {
 	log       *slog.Logger
 	base      string   // http://host:port, once listening
 	origins   []string // the origins a browser may send from
-	handler   http.Handler
+	pages     *web.Renderer
+	box       *secrets.Box
 }
 
 // Open opens (creating and migrating as needed) the workspace under
@@ -90,7 +92,12 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{opts: o, db: db, auth: auth.New(db), auditPath: filepath.Join(o.Home, auditFile),
+	pages, err := web.New()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	w := &Workspace{opts: o, db: db, auth: auth.New(db), auditPath: filepath.Join(o.Home, auditFile), pages: pages, box: box,
 		log: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	ok := false
 	defer func() {
@@ -156,8 +163,10 @@ func securityHeaders(next http.Handler) http.Handler {
 		h := rw.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", web.CSP)
+		// same-origin, not no-referrer: under no-referrer a browser sends
+		// "Origin: null" with a form, which the Origin check refuses.
+		h.Set("Referrer-Policy", "same-origin")
 		next.ServeHTTP(rw, r)
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"image"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -796,5 +799,38 @@ func TestSessionsAndTokens(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 {
 		t.Errorf("an expired login link: %d", resp.StatusCode)
+	}
+}
+
+// TestLogoFetchedByTheServer: a server's declared icon is fetched by the
+// workspace, from an allowed origin only, and kept as a data: URL; an icon
+// on a private host that is not allowed is never requested.
+func TestLogoFetchedByTheServer(t *testing.T) {
+	var pngBytes bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	png.Encode(&pngBytes, img)
+	var hits, otherHits atomic.Int32
+	icons := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		rw.Header().Set("Content-Type", "image/png")
+		rw.Write(pngBytes.Bytes())
+	}))
+	defer icons.Close()
+	other := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { otherHits.Add(1) }))
+	defer other.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(icons.Certificate())
+	pool.AddCert(other.Certificate())
+	ts := start(t, Options{AllowedLocalOrigins: []string{icons.URL}, TLS: &tls.Config{RootCAs: pool}})
+	cfg := stdioConfig(t, "iconic")
+	cfg.Args = []string{"--icon=" + other.URL + "/logo.png", "--icon=" + icons.URL + "/logo.png"}
+	var s servers.Server
+	ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": cfg.Fingerprint()}, 201, &s)
+	ts.browser.must("POST", "/api/servers/1/test", nil, 200, &s)
+	if !strings.HasPrefix(s.Logo, "data:image/png;base64,") || hits.Load() != 1 {
+		t.Errorf("logo %.40q after %d requests", s.Logo, hits.Load())
+	}
+	if otherHits.Load() != 0 {
+		t.Error("an icon on a private host that is not allowed was requested")
 	}
 }

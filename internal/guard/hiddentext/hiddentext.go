@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -450,4 +451,21 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Unprintable reports whether s holds anything that does not show as
+// itself in a single line: invalid UTF-8, a control character (line breaks
+// and tabs included), or a character that is not printable (bidirectional
+// controls, zero-width and other format characters, spaces other than
+// U+0020). Configuration values a person approves are checked with it.
+func Unprintable(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, c := range s {
+		if c != ' ' && !unicode.IsPrint(c) {
+			return true
+		}
+	}
+	return false
 }

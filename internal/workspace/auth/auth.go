@@ -46,6 +46,7 @@ const (
 const (
 	SessionCookie  = "zero_session"
 	CSRFHeader     = "X-CSRF-Token"
+	CSRFField      = "csrf_token" // the same token in a form of the web UI
 	TokenPrefix    = "zt_"
 	LoginLinkTTL   = 15 * time.Minute
 	SessionTTL     = 12 * time.Hour
@@ -281,10 +282,16 @@ func (s *Service) DeleteToken(ctx context.Context, id int64) (bool, error) {
 	return n > 0, err
 }
 
+// isForm reports whether r's body is an HTML form.
+func isForm(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
+}
+
 // CheckBrowserWrite guards a browser caller's unsafe request: it must come
 // from one of the workspace's own origins (Sec-Fetch-Site: same-origin, or,
 // from a browser that does not send it, an Origin among origins) and carry
-// the session's CSRF token.
+// the session's CSRF token, in the X-CSRF-Token header or, from a form, in
+// its csrf_token field.
 func CheckBrowserWrite(r *http.Request, c *Caller, origins []string) error {
 	o := r.Header.Get("Origin")
 	switch r.Header.Get("Sec-Fetch-Site") {
@@ -300,6 +307,9 @@ func CheckBrowserWrite(r *http.Request, c *Caller, origins []string) error {
 		return ErrCrossSite
 	}
 	got := r.Header.Get(CSRFHeader)
+	if got == "" && isForm(r) {
+		got = r.PostFormValue(CSRFField)
+	}
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.csrf)) != 1 {
 		return ErrCSRF
 	}

@@ -14,11 +14,14 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // KeyFile is the key's file name under $ZERO_HOME.
@@ -149,4 +152,46 @@ func (b *Box) Open(slot Slot, sealed []byte) (string, error) {
 		return "", ErrOpen
 	}
 	return string(plain), nil
+}
+
+// SealPending seals values a person typed into a form so that a page (a
+// preview) can carry them to the next request without holding them in its
+// HTML. The result is text for a hidden form field, bound to the user and
+// valid until expires.
+func (b *Box) SealPending(userID int64, expires time.Time, plain []byte) string {
+	unix := expires.Unix()
+	nonce := make([]byte, b.aead.NonceSize())
+	rand.Read(nonce)
+	sealed := b.aead.Seal(nonce, nonce, plain, pendingData(userID, unix))
+	return strconv.FormatInt(unix, 10) + "." + base64.RawURLEncoding.EncodeToString(sealed)
+}
+
+// ErrPendingExpired reports sealed form values past their time.
+var ErrPendingExpired = errors.New("the values typed into this form have expired")
+
+// OpenPending opens what SealPending sealed for the same user, before it
+// expires.
+func (b *Box) OpenPending(userID int64, now time.Time, field string) ([]byte, error) {
+	unixText, data, ok := strings.Cut(field, ".")
+	unix, err := strconv.ParseInt(unixText, 10, 64)
+	if !ok || err != nil {
+		return nil, ErrOpen
+	}
+	sealed, err := base64.RawURLEncoding.DecodeString(data)
+	n := b.aead.NonceSize()
+	if err != nil || len(sealed) < n {
+		return nil, ErrOpen
+	}
+	plain, err := b.aead.Open(nil, sealed[:n], sealed[n:], pendingData(userID, unix))
+	if err != nil {
+		return nil, ErrOpen
+	}
+	if now.Unix() > unix {
+		return nil, ErrPendingExpired
+	}
+	return plain, nil
+}
+
+func pendingData(userID, unix int64) []byte {
+	return []byte(fmt.Sprintf("zero-pending-v1\n%d\n%d", userID, unix))
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestSealOpensOnlyForItsSlot(t *testing.T) {
@@ -72,5 +75,35 @@ func TestKeyFile(t *testing.T) {
 	other, _ := New(bytes.Repeat([]byte{7}, 32))
 	if _, err := other.Open(slot, sealed); !errors.Is(err, ErrOpen) {
 		t.Error("a secret opened under another key")
+	}
+}
+
+// TestPendingOpensOnlyForItsUserAndTime: values carried through a form open
+// for the user they were sealed for, until they expire, and not altered.
+func TestPendingOpensOnlyForItsUserAndTime(t *testing.T) {
+	box, _ := New(bytes.Repeat([]byte{1}, 32))
+	now := time.Unix(1_800_000_000, 0)
+	field := box.SealPending(7, now.Add(time.Hour), []byte("API_KEY=v"))
+	if strings.Contains(field, "API_KEY") {
+		t.Fatal("the field holds the plain text")
+	}
+	if got, err := box.OpenPending(7, now, field); err != nil || string(got) != "API_KEY=v" {
+		t.Fatalf("OpenPending = %q, %v", got, err)
+	}
+	if _, err := box.OpenPending(8, now, field); !errors.Is(err, ErrOpen) {
+		t.Errorf("another user opened it: %v", err)
+	}
+	if _, err := box.OpenPending(7, now.Add(2*time.Hour), field); !errors.Is(err, ErrPendingExpired) {
+		t.Errorf("it opened after expiring: %v", err)
+	}
+	unix, data, _ := strings.Cut(field, ".")
+	later, _ := strconv.ParseInt(unix, 10, 64)
+	if _, err := box.OpenPending(7, now, strconv.FormatInt(later+86400, 10)+"."+data); !errors.Is(err, ErrOpen) {
+		t.Errorf("a postponed expiry opened: %v", err)
+	}
+	for _, bad := range []string{"", "x", "1.", "1.!!!", field[:len(field)-2]} {
+		if _, err := box.OpenPending(7, now, bad); !errors.Is(err, ErrOpen) {
+			t.Errorf("OpenPending(%q): %v", bad, err)
+		}
 	}
 }

@@ -32,6 +32,9 @@ func TestWarnings(t *testing.T) {
 		{"env", Config{Kind: KindStdio, Command: "srv", Env: []string{"TOKEN"}}, []string{"secrets"}},
 		{"private host", Config{Kind: KindHTTP, URL: "https://127.0.0.1:8443/mcp"}, []string{"private-host"}},
 		{"public https", Config{Kind: KindHTTP, URL: "https://mcp.example.com/mcp"}, nil},
+		{"bidi override", Config{Kind: KindStdio, Command: "srv", Args: []string{"--out=report\u202etxt.exe"}}, []string{"hidden-characters"}},
+		{"zero-width in url", Config{Kind: KindHTTP, URL: "https://mcp.exa\u200bmple.com/mcp"}, []string{"hidden-characters"}},
+		{"tab in cwd", Config{Kind: KindStdio, Command: "srv", Cwd: "a\tb"}, []string{"hidden-characters"}},
 	}
 	for _, tt := range tests {
 		got := codes(p.warnings(tt.c))

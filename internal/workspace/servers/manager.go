@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/workspace/logo"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 )
 
@@ -54,6 +57,7 @@ type Server struct {
 	Status              string   `json:"status"`
 	Tools               []Tool   `json:"tools"`
 	LastError           string   `json:"last_error,omitempty"`
+	Logo                string   `json:"logo,omitempty"` // a data: URL, from the icon the server declared at its last Test
 	EnvSecrets          []string `json:"env_secrets"`
 	HeaderSecrets       []string `json:"header_secrets"`
 	CreatedAt           string   `json:"created_at"`
@@ -79,8 +83,9 @@ type Options struct {
 
 // A Manager keeps the servers. It is safe for concurrent use.
 type Manager struct {
-	o   Options
-	now func() time.Time
+	o     Options
+	now   func() time.Time
+	icons *logo.Fetcher
 }
 
 // NewManager returns a manager.
@@ -88,7 +93,15 @@ func NewManager(o Options) *Manager {
 	if o.TestTimeout == 0 {
 		o.TestTimeout = 30 * time.Second
 	}
-	return &Manager{o: o, now: time.Now}
+	// Icons come from public hosts, or from the allowed local origins.
+	var allow []netip.Prefix
+	for _, origin := range o.Policy.LocalOrigins {
+		allow = append(allow, o.Policy.allowFor(origin)...)
+	}
+	icons := logo.NewFetcher(netguard.NewClient(netguard.Options{
+		BlockPrivate: true, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS, Resolver: o.Resolver,
+	}))
+	return &Manager{o: o, now: time.Now, icons: icons}
 }
 
 // Preview validates c and returns what a person approves.
@@ -178,23 +191,7 @@ func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, 
 		if err != nil {
 			return "", nil, err
 		}
-		merged := Secrets{Env: map[string]string{}, Headers: map[string]string{}}
-		for name, v := range kept.Env {
-			if slices.Contains(c.Env, name) {
-				merged.Env[name] = v
-			}
-		}
-		for name, v := range kept.Headers {
-			if slices.Contains(c.Headers, name) {
-				merged.Headers[name] = v
-			}
-		}
-		for name, v := range s.Env {
-			merged.Env[name] = v
-		}
-		for name, v := range s.Headers {
-			merged.Headers[name] = v
-		}
+		merged := MergeSecrets(c, kept, s)
 		if _, err := tx.ExecContext(ctx, `DELETE FROM secrets WHERE server_id = ?`, id); err != nil {
 			return "", nil, err
 		}
@@ -210,6 +207,25 @@ func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, 
 			c.Name, string(cfg), p.Fingerprint, status, tools, stamp(m.now()), id)
 		return "server.edit", map[string]string{"previous_fingerprint": oldFP}, err
 	}, actor)
+}
+
+// MergeSecrets keeps the earlier values for the names c still declares,
+// and lets the given values replace them.
+func MergeSecrets(c Config, earlier, given Secrets) Secrets {
+	out := Secrets{Env: map[string]string{}, Headers: map[string]string{}}
+	for name, v := range earlier.Env {
+		if slices.Contains(c.Env, name) {
+			out.Env[name] = v
+		}
+	}
+	for name, v := range earlier.Headers {
+		if slices.Contains(c.Headers, name) {
+			out.Headers[name] = v
+		}
+	}
+	maps.Copy(out.Env, given.Env)
+	maps.Copy(out.Headers, given.Headers)
+	return out
 }
 
 // Enable switches a server on: an approval, so fingerprint must match the
@@ -250,13 +266,14 @@ type row struct {
 	enabled          bool
 	status, tools    string
 	lastError        string
+	logo             string
 	created, updated string
 }
 
 func scanRow(scan func(...any) error) (*row, error) {
 	var r row
 	var cfg string
-	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.status, &r.tools, &r.lastError, &r.created, &r.updated); err != nil {
+	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.status, &r.tools, &r.lastError, &r.logo, &r.created, &r.updated); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(cfg), &r.config); err != nil {
@@ -265,7 +282,7 @@ func scanRow(scan func(...any) error) (*row, error) {
 	return &r, nil
 }
 
-const selectRow = `SELECT id, config, approved_fingerprint, enabled, status, tools, last_error, created_at, updated_at FROM servers`
+const selectRow = `SELECT id, config, approved_fingerprint, enabled, status, tools, last_error, logo, created_at, updated_at FROM servers`
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -365,7 +382,7 @@ func (m *Manager) view(ctx context.Context, r *row) (Server, error) {
 	fp := r.config.Fingerprint()
 	s := Server{
 		ID: r.id, Config: r.config, Fingerprint: fp, Approved: r.approved != "" && r.approved == fp,
-		ApprovedFingerprint: r.approved, Enabled: r.enabled, Status: r.status, LastError: r.lastError,
+		ApprovedFingerprint: r.approved, Enabled: r.enabled, Status: r.status, LastError: r.lastError, Logo: r.logo,
 		CreatedAt: r.created, UpdatedAt: r.updated, Tools: []Tool{}, EnvSecrets: []string{}, HeaderSecrets: []string{},
 	}
 	json.Unmarshal([]byte(r.tools), &s.Tools)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,19 +55,20 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 
 	ctx, cancel := context.WithTimeout(ctx, m.o.TestTimeout)
 	defer cancel()
-	tools, testErr := m.listTools(ctx, cur.config, sec)
-	status, lastError, toolsJSON := StatusOK, "", []byte("[]")
+	tools, icons, testErr := m.listTools(ctx, cur.config, sec)
+	status, lastError, toolsJSON, logoURL := StatusOK, "", []byte("[]"), cur.logo
 	if testErr != nil {
 		status, lastError = StatusFailed, red.String(testErr.Error())
 	} else {
 		toolsJSON, _ = json.Marshal(tools)
+		logoURL = m.logoOf(ctx, icons)
 	}
 	_, err = m.change(ctx, id, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
 		if now.config.Fingerprint() != fp {
 			return "", nil, fmt.Errorf("the configuration changed during the test; test again")
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE servers SET status = ?, tools = ?, last_error = ?, updated_at = ? WHERE id = ?`,
-			status, string(toolsJSON), lastError, stamp(m.now()), id)
+		_, err := tx.ExecContext(ctx, `UPDATE servers SET status = ?, tools = ?, last_error = ?, logo = ?, updated_at = ? WHERE id = ?`,
+			status, string(toolsJSON), lastError, logoURL, stamp(m.now()), id)
 		detail := map[string]string{"status": status, "tools": fmt.Sprint(len(tools))}
 		return "server.test", detail, err
 	}, actor)
@@ -76,8 +78,33 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 	return m.Get(ctx, id)
 }
 
-// listTools connects to the server as configured and lists its tools.
-func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool, error) {
+// maxIcons bounds how many of a server's declared icons a Test tries.
+const maxIcons = 3
+
+// logoOf returns the first of a server's declared icons that makes a safe
+// data: URL (see package logo), fetched here on the server, from a public
+// host or an allowed local origin; "" if none does. A logo is decoration:
+// a bad one never fails a Test.
+func (m *Manager) logoOf(ctx context.Context, icons []mcp.Icon) string {
+	for i, icon := range icons {
+		if i == maxIcons {
+			break
+		}
+		if u, err := url.Parse(icon.Source); err == nil && u.Scheme == "https" {
+			if _, private := privateHost(u.Hostname()); private && !slices.Contains(m.o.Policy.LocalOrigins, origin(u)) {
+				continue
+			}
+		}
+		if data, err := m.icons.Fetch(ctx, icon.Source); err == nil {
+			return data
+		}
+	}
+	return ""
+}
+
+// listTools connects to the server as configured and lists its tools and
+// the icons it declares.
+func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool, []mcp.Icon, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, nil)
 	var transport mcp.Transport
 	var stop func() string
@@ -92,7 +119,7 @@ func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool,
 			Timeout: m.o.TestTimeout,
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		transport = &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}
 		stop = func() string {
@@ -116,27 +143,31 @@ func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool,
 		}
 		stop = func() string { return "" }
 	}
-	tools, err := collectTools(ctx, client, transport)
+	tools, icons, err := collectTools(ctx, client, transport)
 	stderr := stop()
 	if err != nil && stderr != "" {
 		err = fmt.Errorf("%w; the server's stderr: %s", err, tail(stderr, 2000))
 	}
-	return tools, err
+	return tools, icons, err
 }
 
-func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transport) ([]Tool, error) {
+func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transport) ([]Tool, []mcp.Icon, error) {
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, nil, fmt.Errorf("initialize: %w", err)
 	}
 	defer cs.Close()
+	var icons []mcp.Icon
+	if res := cs.InitializeResult(); res != nil && res.ServerInfo != nil {
+		icons = res.ServerInfo.Icons
+	}
 	var tools []Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", err)
+			return nil, nil, fmt.Errorf("list tools: %w", err)
 		}
 		if len(tools) == maxTools {
-			return nil, fmt.Errorf("the server lists more than %d tools", maxTools)
+			return nil, nil, fmt.Errorf("the server lists more than %d tools", maxTools)
 		}
 		schema, _ := json.Marshal(t.InputSchema)
 		annotations := []byte("null")
@@ -145,7 +176,7 @@ func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transpo
 		}
 		h, err := pin.ToolHash(t.Name, t.Description, schema, annotations)
 		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+			return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		tools = append(tools, Tool{Name: t.Name, Description: t.Description, Hash: h})
 	}
@@ -153,7 +184,7 @@ func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transpo
 	if tools == nil {
 		tools = []Tool{}
 	}
-	return tools, nil
+	return tools, icons, nil
 }
 
 // cwd is a stdio server's working directory inside the thread workspace:

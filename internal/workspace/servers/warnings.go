@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zero-dev/zero/internal/guard/hiddentext"
 )
 
 // A Warning is something a person should look at before approving.
@@ -72,6 +74,9 @@ func (p Policy) warnings(c Config) []Warning {
 				add("private-host", "caution", "the server is on this machine or a private network ("+why+"), allowed by ZERO_ALLOWED_LOCAL_ORIGINS")
 			}
 		}
+	}
+	if slices.ContainsFunc(append([]string{c.Command, c.Cwd, c.URL}, c.Args...), hiddentext.Unprintable) {
+		add("hidden-characters", "danger", "the configuration holds control or invisible characters (shown escaped, such as \\u202e): what you read may not be what runs")
 	}
 	if len(c.Env) > 0 && c.Kind == KindStdio {
 		add("secrets", "caution", "the server receives the values of the declared environment variables")

@@ -61,6 +61,9 @@ var migrations = []string{
 		sealed     BLOB NOT NULL,
 		PRIMARY KEY (server_id, kind, name)
 	);`,
+	// 2: a server's logo, a data: URL the server made from the icon the
+	// MCP server declared.
+	`ALTER TABLE servers ADD COLUMN logo TEXT NOT NULL DEFAULT ''`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -3,7 +3,8 @@
 // the first 8 hex digits of the SHA-256 of its value, so a test can check
 // which variables arrived, and that a secret did, without the value itself
 // ever leaving the process. With LEAK set, it writes LEAK's value to stderr
-// and exits 3 instead, for the redaction test.
+// and exits 3 instead, for the redaction test. An argument --icon=SRC
+// declares SRC as the server's icon; other arguments are ignored.
 package main
 
 import (
@@ -31,7 +32,13 @@ func main() {
 		vars = append(vars, name+"="+hex.EncodeToString(sum[:4]))
 	}
 	sort.Strings(vars)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "envserver", Version: "0"}, nil)
+	impl := &mcp.Implementation{Name: "envserver", Version: "0"}
+	for _, a := range os.Args[1:] {
+		if src, ok := strings.CutPrefix(a, "--icon="); ok {
+			impl.Icons = append(impl.Icons, mcp.Icon{Source: src})
+		}
+	}
+	srv := mcp.NewServer(impl, nil)
 	srv.AddTool(&mcp.Tool{Name: "env", Description: strings.Join(vars, " "), InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil

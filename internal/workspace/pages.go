@@ -1,0 +1,770 @@
+package workspace
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/secrets"
+	"github.com/zero-dev/zero/internal/workspace/servers"
+	"github.com/zero-dev/zero/internal/workspace/web"
+)
+
+// pendingTTL is how long values typed into a form stay usable on the
+// pages that carry them (a preview, a form shown again).
+const pendingTTL = time.Hour
+
+// notices are the fixed messages a page shows after an action, named by
+// the done= query parameter; nothing from the request is shown as such.
+var notices = map[string]string{
+	"created":  "Saved and approved. It is disabled: enable it when you want threads to use it.",
+	"enabled":  "Approved, saved and enabled.",
+	"draft":    "Saved as a draft. The workspace owner has to approve it before it can run.",
+	"approved": "Approved.",
+	"updated":  "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
+	"enable":   "Enabled.",
+	"disabled": "Disabled.",
+	"tested":   "The test ran: its result is below.",
+	"deleted":  "Deleted, with its stored secrets.",
+	"revoked":  "The token is revoked.",
+}
+
+// pageHandler is one page route: it renders or redirects, or returns an
+// error that becomes an error page.
+type pageHandler func(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error
+
+func (w *Workspace) pageRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /static/", web.Static())
+	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
+		http.Redirect(rw, r, "/servers", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /signin", w.signin)
+	mux.HandleFunc("GET /login", w.login)
+	mux.Handle("POST /logout", w.page(anyone, w.logoutPage))
+
+	mux.Handle("GET /servers", w.page(anyone, w.serversPage))
+	mux.Handle("GET /servers/new", w.page(writer, w.newServerPage))
+	mux.Handle("POST /servers/new", w.page(writer, w.reviewNewServer))
+	mux.Handle("POST /servers/create", w.page(writer, w.createServerPage)) // an approval when it carries a fingerprint
+	mux.Handle("GET /servers/{id}", w.page(anyone, w.serverPage))
+	mux.Handle("GET /servers/{id}/edit", w.page(approval, w.editServerPage))
+	mux.Handle("POST /servers/{id}/edit", w.page(approval, w.reviewEdit))
+	mux.Handle("POST /servers/{id}/update", w.page(approval, w.updateServerPage))
+	mux.Handle("POST /servers/{id}/approve", w.page(approval, w.approveServerPage))
+	mux.Handle("POST /servers/{id}/enable", w.page(approval, w.enableServerPage))
+	mux.Handle("POST /servers/{id}/disable", w.page(writer, w.disableServerPage))
+	mux.Handle("POST /servers/{id}/test", w.page(approval, w.testServerPage))
+	mux.Handle("POST /servers/{id}/delete", w.page(approval, w.deleteServerPage))
+
+	mux.Handle("GET /tokens", w.page(owner, w.tokensPage))
+	mux.Handle("POST /tokens", w.page(approval, w.createTokenPage))
+	mux.Handle("POST /tokens/{id}/delete", w.page(approval, w.revokeTokenPage))
+	mux.Handle("GET /users", w.page(anyone, w.usersPage))
+	mux.Handle("POST /users", w.page(approval, w.addUserPage))
+	mux.Handle("GET /audit", w.page(owner, w.auditPage))
+}
+
+// page wraps a page route in the same gate as the API (check), for
+// browser sessions only, and turns errors into pages that say what to do.
+func (w *Workspace) page(need access, h pageHandler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
+		c, err := w.check(need, r)
+		if err == nil && c.Kind != auth.Browser {
+			err = fail(http.StatusForbidden, "browser_only", "pages are for a person in a browser session; agents and scripts use /api/")
+		}
+		if err == nil {
+			err = h(rw, r, c)
+		}
+		if err != nil {
+			w.errorPage(rw, r, c, err)
+		}
+	})
+}
+
+// render renders a page for caller c.
+func (w *Workspace) render(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, name, title string, data any) error {
+	p := web.Page{Title: title, Team: w.opts.Team, Notice: notices[r.URL.Query().Get("done")], Data: data}
+	if c != nil {
+		p.User, p.Role, p.CSRF = c.User, string(c.Role), c.CSRF()
+	}
+	return w.pages.Render(rw, status, name, p)
+}
+
+type message struct {
+	Heading, Text, Next, Link, LinkText string
+}
+
+// errorPage shows an error with what to do next.
+func (w *Workspace) errorPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = w.translate(err)
+	}
+	if ae.Code == "unauthenticated" {
+		reason := ""
+		if _, cerr := r.Cookie(auth.SessionCookie); cerr == nil {
+			reason = "expired"
+		}
+		if r.Method == http.MethodGet {
+			target := "/signin"
+			if reason != "" {
+				target += "?reason=" + reason
+			}
+			http.Redirect(rw, r, target, http.StatusSeeOther)
+			return
+		}
+		w.render(rw, r, nil, http.StatusUnauthorized, "signin", "Sign in", signinData{Reason: signinReasons["expired"]})
+		return
+	}
+	m := message{Heading: "That did not work", Text: ae.Message}
+	switch ae.Code {
+	case "browser_only":
+		m.Heading = "This needs a person in a browser"
+	case "owner_required":
+		m.Heading, m.Next = "Only the owner can do this", "Ask the workspace owner to review and approve it."
+	case "read_only":
+		m.Heading, m.Next = "Viewers cannot change anything", "Ask the workspace owner for the member role."
+	case "csrf", "cross_site":
+		m.Heading = "This form is stale or came from another site"
+		m.Text = "Nothing was changed. A form has to come from this workspace's own pages, in your current session."
+		m.Next = "Go back, reload the page, and try again."
+	case "not_found":
+		m.Heading = "Not found"
+	case "secret_unavailable":
+		m.Heading, m.Next = "A stored secret cannot be used", "Edit the server, type its secret values again, and approve."
+	case "too_large":
+		m.Heading = "Too much data"
+	case "internal":
+		m.Heading, m.Next = "Something failed on the server", "The log of zero serve says why. Try again, or restart it."
+	}
+	if err := w.render(rw, r, c, ae.Status, "message", m.Heading, m); err != nil {
+		w.log.Error("render error page", "error", err)
+	}
+}
+
+// signinData is the sign-in page's: why the person is there.
+type signinData struct{ Reason string }
+
+var signinReasons = map[string]string{
+	"expired":    "Your session has ended (sessions last 12 hours, and end when you sign out). Sign in again.",
+	"signed_out": "You are signed out.",
+	"link":       "This login link has expired or was already used: each link works once, for 15 minutes.",
+}
+
+func (w *Workspace) signin(rw http.ResponseWriter, r *http.Request) {
+	w.render(rw, r, nil, http.StatusOK, "signin", "Sign in", signinData{Reason: signinReasons[r.URL.Query().Get("reason")]})
+}
+
+// login consumes a one-time link and sets the session cookie.
+func (w *Workspace) login(rw http.ResponseWriter, r *http.Request) {
+	session, err := w.auth.Login(r.Context(), r.URL.Query().Get("token"))
+	if err != nil {
+		if !errors.Is(err, auth.ErrLinkInvalid) {
+			w.log.Error("login failed", "error", err)
+		}
+		w.render(rw, r, nil, http.StatusUnauthorized, "signin", "Sign in", signinData{Reason: signinReasons["link"]})
+		return
+	}
+	http.SetCookie(rw, &http.Cookie{
+		Name: auth.SessionCookie, Value: session, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(auth.SessionTTL / time.Second),
+	})
+	http.Redirect(rw, r, "/servers", http.StatusSeeOther)
+}
+
+func (w *Workspace) logoutPage(rw http.ResponseWriter, r *http.Request, _ *auth.Caller) error {
+	if err := w.auth.Logout(r.Context(), r); err != nil {
+		return err
+	}
+	http.SetCookie(rw, &http.Cookie{Name: auth.SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(rw, r, "/signin?reason=signed_out", http.StatusSeeOther)
+	return nil
+}
+
+// badge is a labelled state on a server.
+type badge struct{ Text, Class string }
+
+// serverView is a server as the pages show it.
+type serverView struct {
+	servers.Server
+	Initial  string
+	Badges   []badge
+	Warnings []servers.Warning
+	Conflict bool
+}
+
+func (w *Workspace) viewOf(s servers.Server) serverView {
+	v := serverView{Server: s, Initial: "?"}
+	if c, _ := utf8.DecodeRuneInString(s.Config.Name); c != utf8.RuneError {
+		v.Initial = string(unicode.ToUpper(c))
+	}
+	if p, err := w.servers.Preview(s.Config, servers.Secrets{}); err == nil {
+		v.Warnings = p.Warnings
+	}
+	if !s.Approved {
+		v.Badges = append(v.Badges, badge{"waiting for approval", "unapproved"})
+	}
+	if s.Enabled {
+		v.Badges = append(v.Badges, badge{"enabled", "enabled"})
+	} else {
+		v.Badges = append(v.Badges, badge{"disabled", "disabled"})
+	}
+	switch s.Status {
+	case servers.StatusOK:
+		v.Badges = append(v.Badges, badge{"tested", "passed"})
+	case servers.StatusFailed:
+		v.Badges = append(v.Badges, badge{"test failed", "failed"})
+	default:
+		v.Badges = append(v.Badges, badge{"untested", "untested"})
+	}
+	return v
+}
+
+// Kind is how the list names a server's kind.
+func (v serverView) Kind() string {
+	if v.Config.Kind == servers.KindStdio {
+		return "stdio"
+	}
+	return strings.ToUpper(v.Config.Kind)
+}
+
+func (w *Workspace) serversPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	list, err := w.servers.List(r.Context())
+	if err != nil {
+		return err
+	}
+	views := make([]serverView, len(list))
+	for i, s := range list {
+		views[i] = w.viewOf(s)
+	}
+	return w.render(rw, r, c, http.StatusOK, "servers", "MCP servers", struct{ Servers []serverView }{views})
+}
+
+func (w *Workspace) serverPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.showServer(rw, r, c, http.StatusOK, false)
+}
+
+// showServer renders a server's page; conflict explains that an approval
+// or enable was refused because the configuration changed.
+func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, conflict bool) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	s, err := w.servers.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	v := w.viewOf(s)
+	v.Conflict = conflict
+	return w.render(rw, r, c, status, "server", s.Config.Name, v)
+}
+
+// formFields are the add/edit form's fields as text.
+type formFields struct {
+	Name, Kind, Command, Args, Cwd, Env, URL, Headers string
+}
+
+// fieldsOf fills the form from a configuration: names only, never values.
+func fieldsOf(c servers.Config) formFields {
+	return formFields{Name: c.Name, Kind: c.Kind, Command: c.Command, Args: strings.Join(c.Args, "\n"), Cwd: c.Cwd,
+		Env: strings.Join(c.Env, "\n"), URL: c.URL, Headers: strings.Join(c.Headers, "\n")}
+}
+
+// formData is the add/edit form page's.
+type formData struct {
+	ID           int64
+	Fields       formFields
+	Problems     []string
+	Pending      string
+	PendingNames []string
+	Stored       []string
+}
+
+// previewData is the review page's.
+type previewData struct {
+	ID          int64
+	Config      servers.Config
+	Fingerprint string
+	Warnings    []servers.Warning
+	Encoded     string
+	Pending     string
+	SecretNames []string
+	Changes     []change
+	Conflict    bool
+	CanApprove  bool
+}
+
+type change struct{ Field, Before, After string }
+
+func (w *Workspace) newServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.render(rw, r, c, http.StatusOK, "form", "Add an MCP server", formData{Fields: formFields{Kind: servers.KindStdio}})
+}
+
+// lines splits a textarea's text into its non-empty lines, each exactly as
+// typed but for the CR a browser adds before each line break.
+func lines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSuffix(l, "\r")
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// parseServerForm reads the add/edit form: the configuration (only the
+// fields of its kind) and the secret values typed in it.
+func parseServerForm(r *http.Request) (servers.Config, servers.Secrets) {
+	c := servers.Config{Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind")}
+	typed := servers.Secrets{Env: map[string]string{}, Headers: map[string]string{}}
+	if c.Kind == servers.KindStdio {
+		c.Command = strings.TrimSpace(r.PostFormValue("command"))
+		c.Args = lines(r.PostFormValue("args"))
+		c.Cwd = strings.TrimSpace(r.PostFormValue("cwd"))
+		for _, l := range lines(r.PostFormValue("env")) {
+			name, value, hasValue := strings.Cut(l, "=")
+			name = strings.TrimSpace(name)
+			c.Env = append(c.Env, name)
+			if hasValue {
+				typed.Env[name] = value
+			}
+		}
+	} else {
+		c.URL = strings.TrimSpace(r.PostFormValue("url"))
+		for _, l := range lines(r.PostFormValue("headers")) {
+			name, value, hasValue := strings.Cut(l, ":")
+			name = strings.TrimSpace(name)
+			c.Headers = append(c.Headers, name)
+			if hasValue {
+				typed.Headers[name] = strings.TrimLeft(value, " \t")
+			}
+		}
+	}
+	return c, typed
+}
+
+// pending opens the secret values an earlier page sealed for this user.
+func (w *Workspace) pending(r *http.Request, c *auth.Caller) (servers.Secrets, error) {
+	s := servers.Secrets{Env: map[string]string{}, Headers: map[string]string{}}
+	field := r.PostFormValue("pending")
+	if field == "" {
+		return s, nil
+	}
+	plain, err := w.box.OpenPending(c.UserID, time.Now(), field)
+	if errors.Is(err, secrets.ErrPendingExpired) {
+		return s, fail(http.StatusBadRequest, "bad_request", "the secret values typed into this form were kept for an hour, and that hour has passed; start again")
+	}
+	if err != nil {
+		return s, fail(http.StatusBadRequest, "bad_request", "the secret values carried by this form do not open for you; start again")
+	}
+	if err := json.Unmarshal(plain, &s); err != nil {
+		return s, err
+	}
+	if s.Env == nil {
+		s.Env = map[string]string{}
+	}
+	if s.Headers == nil {
+		s.Headers = map[string]string{}
+	}
+	return s, nil
+}
+
+func secretNames(s servers.Secrets) []string {
+	var names []string
+	for name := range s.Env {
+		names = append(names, name)
+	}
+	for name := range s.Headers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (w *Workspace) sealPending(c *auth.Caller, s servers.Secrets) string {
+	if len(s.Env)+len(s.Headers) == 0 {
+		return ""
+	}
+	plain, _ := json.Marshal(s)
+	return w.box.SealPending(c.UserID, time.Now().Add(pendingTTL), plain)
+}
+
+func encodeConfig(c servers.Config) string {
+	data, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeConfig(field string) (servers.Config, error) {
+	var c servers.Config
+	data, err := base64.RawURLEncoding.DecodeString(field)
+	if err == nil {
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&c)
+	}
+	if err != nil {
+		return c, fail(http.StatusBadRequest, "bad_request", "this form's configuration is damaged; start again")
+	}
+	return c, nil
+}
+
+// reviewForm handles a posted add/edit form: back to the form when the
+// person asked to change something or the configuration is invalid, else
+// the review page.
+func (w *Workspace) reviewForm(rw http.ResponseWriter, r *http.Request, c *auth.Caller, id int64, before *servers.Server) error {
+	earlier, err := w.pending(r, c)
+	if err != nil {
+		return err
+	}
+	var cfg servers.Config
+	typed := servers.Secrets{}
+	back := r.PostFormValue("back") != ""
+	if back {
+		if cfg, err = decodeConfig(r.PostFormValue("config")); err != nil {
+			return err
+		}
+	} else {
+		cfg, typed = parseServerForm(r)
+	}
+	sec := servers.MergeSecrets(cfg, earlier, typed)
+	form := formData{ID: id, Fields: fieldsOf(cfg), Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
+	if before != nil {
+		form.Stored = append(slices.Clone(before.EnvSecrets), before.HeaderSecrets...)
+	}
+	if back {
+		return w.render(rw, r, c, http.StatusOK, "form", "Change "+cfg.Name, form)
+	}
+	p, err := w.servers.Preview(cfg, sec)
+	var inv *servers.InvalidError
+	if errors.As(err, &inv) {
+		form.Problems = inv.Problems
+		return w.render(rw, r, c, http.StatusBadRequest, "form", "Fix "+cfg.Name, form)
+	}
+	if err != nil {
+		return err
+	}
+	return w.render(rw, r, c, http.StatusOK, "preview", "Review "+p.Config.Name, w.previewOf(c, id, p, sec, before, false))
+}
+
+func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec servers.Secrets, before *servers.Server, conflict bool) previewData {
+	d := previewData{ID: id, Config: p.Config, Fingerprint: p.Fingerprint, Warnings: p.Warnings, Encoded: encodeConfig(p.Config),
+		Pending: w.sealPending(c, sec), SecretNames: secretNames(sec), Conflict: conflict, CanApprove: c.Role == auth.Owner}
+	if before != nil {
+		d.Changes = changes(before.Config, p.Config)
+	}
+	return d
+}
+
+// changes lists the fields that differ between two configurations, shown
+// with their hidden characters escaped.
+func changes(a, b servers.Config) []change {
+	var out []change
+	add := func(field, before, after string) {
+		if before != after {
+			out = append(out, change{field, before, after})
+		}
+	}
+	add("name", a.Name, b.Name)
+	add("kind", a.Kind, b.Kind)
+	cmd := func(c servers.Config) string {
+		if c.Command == "" {
+			return ""
+		}
+		return web.CommandLine(c.Command, c.Args)
+	}
+	add("command line", cmd(a), cmd(b))
+	add("working directory", web.Visible(a.Cwd), web.Visible(b.Cwd))
+	add("environment variables", strings.Join(a.Env, " "), strings.Join(b.Env, " "))
+	add("URL", web.Visible(a.URL), web.Visible(b.URL))
+	add("headers", strings.Join(a.Headers, " "), strings.Join(b.Headers, " "))
+	return out
+}
+
+func (w *Workspace) reviewNewServer(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.reviewForm(rw, r, c, 0, nil)
+}
+
+// createServerPage saves a reviewed new server: approved (and maybe
+// enabled) when the owner sends its fingerprint, else a draft.
+func (w *Workspace) createServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	cfg, err := decodeConfig(r.PostFormValue("config"))
+	if err != nil {
+		return err
+	}
+	sec, err := w.pending(r, c)
+	if err != nil {
+		return err
+	}
+	fingerprint, enable := r.PostFormValue("fingerprint"), r.PostFormValue("enable") != ""
+	if fingerprint != "" {
+		if err := authorize(approval, c); err != nil {
+			return err
+		}
+	}
+	s, err := w.servers.Create(r.Context(), c.Actor(), cfg, sec, fingerprint, enable)
+	var ar *servers.ApprovalRequired
+	if errors.As(err, &ar) {
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, ar.Preview, sec, nil, true))
+	}
+	var inv *servers.InvalidError
+	if errors.As(err, &inv) {
+		form := formData{Fields: fieldsOf(cfg), Problems: inv.Problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
+		return w.render(rw, r, c, http.StatusBadRequest, "form", "Fix "+cfg.Name, form)
+	}
+	if err != nil {
+		return err
+	}
+	done := "draft"
+	switch {
+	case s.Enabled:
+		done = "enabled"
+	case s.Approved:
+		done = "created"
+	}
+	return redirectDone(rw, r, "/servers/"+strconv.FormatInt(s.ID, 10), done)
+}
+
+func redirectDone(rw http.ResponseWriter, r *http.Request, path, done string) error {
+	http.Redirect(rw, r, path+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+	return nil
+}
+
+func (w *Workspace) editServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	s, err := w.servers.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	form := formData{ID: id, Fields: fieldsOf(s.Config), Stored: append(slices.Clone(s.EnvSecrets), s.HeaderSecrets...)}
+	return w.render(rw, r, c, http.StatusOK, "form", "Edit "+s.Config.Name, form)
+}
+
+func (w *Workspace) reviewEdit(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	s, err := w.servers.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return w.reviewForm(rw, r, c, id, &s)
+}
+
+func (w *Workspace) updateServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	before, err := w.servers.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	cfg, err := decodeConfig(r.PostFormValue("config"))
+	if err != nil {
+		return err
+	}
+	sec, err := w.pending(r, c)
+	if err != nil {
+		return err
+	}
+	_, err = w.servers.Update(r.Context(), c.Actor(), id, cfg, sec, r.PostFormValue("fingerprint"))
+	var ar *servers.ApprovalRequired
+	if errors.As(err, &ar) {
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, ar.Preview, sec, &before, true))
+	}
+	if err != nil {
+		return err
+	}
+	return redirectDone(rw, r, "/servers/"+strconv.FormatInt(id, 10), "updated")
+}
+
+// serverAction runs one action on the server in the path and returns to
+// its page; a refused approval shows the page as it is now, explained.
+func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *auth.Caller, done string, act func(id int64) error) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	err = act(id)
+	var ar *servers.ApprovalRequired
+	if errors.As(err, &ar) {
+		return w.showServer(rw, r, c, http.StatusConflict, true)
+	}
+	if err != nil {
+		return err
+	}
+	return redirectDone(rw, r, "/servers/"+strconv.FormatInt(id, 10), done)
+}
+
+func (w *Workspace) approveServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	enable := r.PostFormValue("enable") != ""
+	done := "approved"
+	if enable {
+		done = "enabled"
+	}
+	return w.serverAction(rw, r, c, done, func(id int64) error {
+		_, err := w.servers.Approve(r.Context(), c.Actor(), id, r.PostFormValue("fingerprint"), enable)
+		return err
+	})
+}
+
+func (w *Workspace) enableServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.serverAction(rw, r, c, "enable", func(id int64) error {
+		_, err := w.servers.Enable(r.Context(), c.Actor(), id, r.PostFormValue("fingerprint"))
+		return err
+	})
+}
+
+func (w *Workspace) disableServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.serverAction(rw, r, c, "disabled", func(id int64) error {
+		_, err := w.servers.Disable(r.Context(), c.Actor(), id)
+		return err
+	})
+}
+
+func (w *Workspace) testServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.serverAction(rw, r, c, "tested", func(id int64) error {
+		_, err := w.servers.Test(r.Context(), c.Actor(), id)
+		return err
+	})
+}
+
+func (w *Workspace) deleteServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := w.servers.Delete(r.Context(), c.Actor(), id); err != nil {
+		return err
+	}
+	return redirectDone(rw, r, "/servers", "deleted")
+}
+
+// tokensData is the tokens page's.
+type tokensData struct {
+	Tokens            []auth.TokenInfo
+	NewName, NewToken string
+	Problem           string
+}
+
+func (w *Workspace) tokensPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.showTokens(rw, r, c, http.StatusOK, tokensData{})
+}
+
+func (w *Workspace) showTokens(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d tokensData) error {
+	var err error
+	if d.Tokens, err = w.auth.Tokens(r.Context()); err != nil {
+		return err
+	}
+	return w.render(rw, r, c, status, "tokens", "Tokens", d)
+}
+
+func (w *Workspace) createTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	_, token, err := w.createTokenFor(r.Context(), c, name)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return w.showTokens(rw, r, c, http.StatusBadRequest, tokensData{Problem: ae.Message})
+	}
+	if err != nil {
+		return err
+	}
+	return w.showTokens(rw, r, c, http.StatusCreated, tokensData{NewName: name, NewToken: token})
+}
+
+func (w *Workspace) revokeTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := w.revokeToken(r.Context(), c, id); err != nil {
+		return err
+	}
+	return redirectDone(rw, r, "/tokens", "revoked")
+}
+
+// usersData is the users page's.
+type usersData struct {
+	Users            []user
+	NewName, NewLink string
+	Problem          string
+}
+
+func (w *Workspace) usersPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.showUsers(rw, r, c, http.StatusOK, usersData{})
+}
+
+func (w *Workspace) showUsers(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d usersData) error {
+	var err error
+	if d.Users, err = w.users(r.Context()); err != nil {
+		return err
+	}
+	return w.render(rw, r, c, status, "users", "Users", d)
+}
+
+func (w *Workspace) addUserPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	_, link, err := w.addUser(r.Context(), c, name, auth.Role(r.PostFormValue("role")))
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return w.showUsers(rw, r, c, http.StatusBadRequest, usersData{Problem: ae.Message})
+	}
+	if err != nil {
+		return err
+	}
+	return w.showUsers(rw, r, c, http.StatusCreated, usersData{NewName: name, NewLink: link})
+}
+
+// auditData is the audit page's: the records that pass the filters,
+// newest first, and the chain's verification.
+type auditData struct {
+	Records               []audit.Record
+	Total                 int
+	Actions               []string
+	Action, Actor, Target string
+	VerifyError           string
+}
+
+func (w *Workspace) auditPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	q := r.URL.Query()
+	d := auditData{Action: q.Get("action"), Actor: strings.TrimSpace(q.Get("actor")), Target: strings.TrimSpace(q.Get("target"))}
+	if _, err := audit.Verify(w.auditPath); err != nil {
+		d.VerifyError = err.Error()
+	}
+	all, err := audit.ReadAll(w.auditPath)
+	if err != nil && d.VerifyError == "" {
+		d.VerifyError = err.Error()
+	}
+	d.Total = len(all)
+	seen := map[string]bool{}
+	for i := len(all) - 1; i >= 0; i-- {
+		rec := all[i]
+		if !seen[rec.Action] {
+			seen[rec.Action] = true
+			d.Actions = append(d.Actions, rec.Action)
+		}
+		if (d.Action == "" || rec.Action == d.Action) && (d.Actor == "" || strings.Contains(rec.Actor, d.Actor)) &&
+			(d.Target == "" || rec.Target == d.Target) {
+			d.Records = append(d.Records, rec)
+		}
+	}
+	slices.Sort(d.Actions)
+	return w.render(rw, r, c, http.StatusOK, "audit", "Audit log", d)
+}
