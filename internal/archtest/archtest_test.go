@@ -18,8 +18,8 @@ const moduleRoot = "../.."
 
 // restricted lists imports that only one package may use, outside tests.
 var restricted = map[string]string{
-	"os/exec":            "internal/guard/spawn",     // the one execution boundary
-	"modernc.org/sqlite": "internal/workspace/store", // the one database driver user
+	"os/exec":            "internal/guard/spawn", // the one execution boundary
+	"modernc.org/sqlite": "internal/sqlitedb",    // the one database driver user
 }
 
 // goPackages maps each directory holding Go files to its parsed files.

@@ -48,7 +48,7 @@ func usagef(format string, args ...any) error {
 var errHelp = errors.New("help requested")
 
 func commands() []*Command {
-	return []*Command{serveCommand(), mcpCommand(), serversCommand(), auditCommand(), versionCommand(), helpCommand()}
+	return []*Command{serveCommand(), mcpCommand(), serversCommand(), auditCommand(), agentCommand(), versionCommand(), helpCommand()}
 }
 
 func lookup(name string) *Command {

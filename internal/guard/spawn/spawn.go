@@ -101,7 +101,7 @@ var (
 
 // shellOperators are refused in strict mode, as a whole argument or inside
 // one. Longer operators come first, so that the error names "||", not "|".
-var shellOperators = []string{"&&", "||", "$(", "|", ";", "`", ">", "<"}
+var shellOperators = []string{"&&", "||", "$(", "|", ";", "`", ">", "<", "\n"}
 
 // waitDelay bounds how long the wait for a child (in Run, or behind a
 // Process) lasts, after the child exited and its group was killed, for the
@@ -224,18 +224,25 @@ func checkInput(c Cmd) error {
 
 // checkStrict refuses a shell operator anywhere in the program or arguments.
 func checkStrict(c Cmd) error {
-	if op := shellOperator(c.Program); op != "" {
+	if op := ShellOperator(c.Program); op != "" {
 		return fmt.Errorf("%w: program %q contains %q", ErrStrict, c.Program, op)
 	}
 	for i, a := range c.Args {
-		if op := shellOperator(a); op != "" {
+		if op := ShellOperator(a); op != "" {
 			return fmt.Errorf("%w: argument %d %q contains %q", ErrStrict, i+1, a, op)
 		}
 	}
 	return nil
 }
 
-func shellOperator(s string) string {
+// ShellOperator returns the shell operator s is or contains, or "": "&&",
+// "||", "|", ";", "$(", a backtick, ">", "<" or a line break anywhere, or
+// "&" as the whole of s. Strict mode refuses them; so does every check
+// that must read as the command that runs (Agent Zero's policy).
+func ShellOperator(s string) string {
+	if s == "&" {
+		return "&"
+	}
 	for _, op := range shellOperators {
 		if strings.Contains(s, op) {
 			return op

@@ -152,6 +152,8 @@ func TestStrictRefusesShellOperators(t *testing.T) {
 		{"touch", []string{marker, ">out"}, ">"},
 		{"touch", []string{marker, "<in"}, "<"},
 		{"touch", []string{marker, "fine", "x|y"}, "|"},
+		{"touch", []string{marker, "&"}, "&"},
+		{"touch", []string{marker, "line\nbreak"}, "\n"},
 		{"touch;id", []string{marker}, ";"},
 		{"/bin/touch|id", []string{marker}, "|"},
 	}

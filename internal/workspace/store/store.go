@@ -1,18 +1,14 @@
-// Package store owns the workspace's database: it opens the SQLite file
-// under $ZERO_HOME, migrates it to the current schema at start, and hands
-// out a *sql.DB. It is the only package that imports the SQLite driver;
-// everything else speaks database/sql, so another engine (Postgres, say)
-// can take its place.
+// Package store owns the workspace's database schema: it opens the SQLite
+// file under $ZERO_HOME through package sqlitedb, migrates it to the
+// current schema at start, and hands out a *sql.DB. Everything else speaks
+// database/sql, so another engine (Postgres, say) can take its place.
 package store
 
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"net/url"
-	"os"
 
-	_ "modernc.org/sqlite" // the driver, registered as "sqlite"
+	"github.com/zero-dev/zero/internal/sqlitedb"
 )
 
 // migrations are applied in order; migrations[i] takes the schema from
@@ -67,67 +63,11 @@ var migrations = []string{
 }
 
 // Open opens (creating it if need be) the database file at path and
-// migrates it to the current schema. A new file is readable and writable by
-// its owner only, and SQLite gives its journal files the same mode.
+// migrates it to the current schema (see package sqlitedb: a new file is
+// its owner's only).
 func Open(ctx context.Context, path string) (*sql.DB, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(FULL)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1) // SQLite has one writer; one connection keeps it simple and safe
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrate database %s: %w", path, err)
-	}
-	return db, nil
+	return sqlitedb.Open(ctx, path, migrations)
 }
 
 // Version is the schema version Open migrates to.
 func Version() int { return len(migrations) }
-
-func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	var version int
-	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
-	switch {
-	case err == sql.ErrNoRows:
-		if _, err := db.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("the database is at schema version %d, newer than this zero knows (%d)", version, len(migrations))
-	}
-	for v := version; v < len(migrations); v++ {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("to version %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gitFixture runs git for a test fixture.
+func gitFixture(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+const agentPolicy = `mode: fix
+autofix:
+  enabled: true
+  minConfidence: 0.8
+  allowedChangeRisks: [docs]
+checks:
+  - [grep, -q, hello, README.md]
+`
+
+const readmeFix = `diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-helo
++hello
+`
+
+// agentRepo makes a local bare repository as the remote and a checkout of
+// it whose main holds the policy and a README with a typo.
+func agentRepo(t *testing.T) (checkout, remote string) {
+	t.Helper()
+	root := t.TempDir()
+	remote, checkout = filepath.Join(root, "remote.git"), filepath.Join(root, "widget")
+	gitFixture(t, root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
+	gitFixture(t, root, "init", "--quiet", "--initial-branch=main", checkout)
+	os.WriteFile(filepath.Join(checkout, "README.md"), []byte("helo\n"), 0o644)
+	os.WriteFile(filepath.Join(checkout, ".agent-zero.yml"), []byte(agentPolicy), 0o644)
+	gitFixture(t, checkout, "add", ".")
+	gitFixture(t, checkout, "commit", "--quiet", "-m", "first")
+	gitFixture(t, checkout, "remote", "add", "origin", remote)
+	gitFixture(t, checkout, "push", "--quiet", "origin", "main")
+	gitFixture(t, checkout, "fetch", "--quiet", "origin")
+	gitFixture(t, checkout, "remote", "set-head", "origin", "main")
+	return checkout, remote
+}
+
+// modelServer is a local server in the OpenAI chat-completions format
+// whose replies the test scripts: it reads README.md with a tool, then
+// proposes diff with confidence 0.95.
+func modelServer(t *testing.T, diff string) string {
+	t.Helper()
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var req struct {
+			Messages []struct{ Role string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{{"id": "c1", "type": "function",
+			"function": map[string]any{"name": "read_file", "arguments": `{"path":"README.md"}`}}}}
+		if req.Messages[len(req.Messages)-1].Role == "tool" {
+			final, _ := json.Marshal(map[string]any{"summary": "a typo", "findings": []any{}, "diff": diff, "confidence": 0.95})
+			msg = map[string]any{"role": "assistant", "content": string(final)}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": "stop"}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func agentEnv(home, modelURL string) []string {
+	return append(os.Environ(), "ZERO_HOME="+home, "AGENT_ZERO_MODEL_BASE_URL="+modelURL, "AGENT_ZERO_MODEL=scripted",
+		"AGENT_ZERO_MODEL_API_KEY=sk-e2e-canary", "AGENT_ZERO_WEBHOOK_SECRET=hook-secret-e2e")
+}
+
+// TestAgentRunObservesByDefault: `zero agent run` without --mode reports
+// the model's proposal and writes nothing: the checkout is byte-identical
+// and the remote has no new branch.
+func TestAgentRunObservesByDefault(t *testing.T) {
+	checkout, remote := agentRepo(t)
+	before := dirHash(t, checkout)
+	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout)
+	cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelServer(t, readmeFix))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "outcome: refused_mode") || !strings.Contains(string(out), "mode: observe") {
+		t.Fatalf("zero agent run: %v\n%s", err, out)
+	}
+	if dirHash(t, checkout) != before {
+		t.Error("an observe run changed the checkout")
+	}
+	if refs := gitFixture(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+		t.Errorf("refs on the remote: %s", refs)
+	}
+}
+
+// TestAgentWebhookEndToEnd: a signed GitHub webhook to the real `zero
+// agent serve` (River queue on SQLite, a scripted local model, a local
+// bare repository as the remote) leads to a branch pushed with the fix; a
+// replay is refused; and the task records verify.
+func TestAgentWebhookEndToEnd(t *testing.T) {
+	checkout, remote := agentRepo(t)
+	home := filepath.Join(t.TempDir(), "home")
+	operator := filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: fix\neventModes:\n  pull_request: fix\nrepositories:\n  - name: acme/widget\n    path: "+checkout+"\n"), 0o644)
+	cmd, base := startAgentServe(t, home, operator, modelServer(t, readmeFix))
+	send := func(secret string) int { return sendPullRequest(t, base, checkout, secret) }
+	if st := send("wrong-secret"); st != 401 {
+		t.Errorf("a forged signature: %d", st)
+	}
+	if st := send("hook-secret-e2e"); st != 202 {
+		t.Fatalf("the signed webhook: %d", st)
+	}
+	if st := send("hook-secret-e2e"); st != 409 {
+		t.Errorf("a replay: %d", st)
+	}
+	var branch string
+	for deadline := time.Now().Add(60 * time.Second); branch == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		branch = gitFixture(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/")
+	}
+	if branch == "" {
+		t.Fatal("no branch was pushed")
+	}
+	if got := gitFixture(t, remote, "show", branch+":README.md"); got != "hello" {
+		t.Errorf("the pushed README: %q", got)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+
+	verify := exec.Command(zeroBinary(t), "agent", "records", "--verify")
+	verify.Env = agentEnv(home, "http://127.0.0.1:1/v1")
+	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 records, chain and head intact") {
+		t.Errorf("zero agent records --verify: %v\n%s", err, out)
+	}
+	list := exec.Command(zeroBinary(t), "agent", "records")
+	list.Env = verify.Env
+	if out, err := list.CombinedOutput(); err != nil || !strings.Contains(string(out), "outcome=applied") || strings.Contains(string(out), "please fix") {
+		t.Errorf("zero agent records: %v\n%s", err, out)
+	}
+}
+
+// startAgentServe runs the real `zero agent serve` and returns it and its
+// base URL.
+func startAgentServe(t *testing.T, home, operator, modelURL string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(zeroBinary(t), "agent", "serve", "--addr", "127.0.0.1:0", "--config", operator)
+	cmd.Env = agentEnv(home, modelURL)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	var base string
+	for base == "" && lines.Scan() {
+		if _, after, ok := strings.Cut(lines.Text(), "receives webhooks at "); ok {
+			base = strings.TrimSuffix(after, "/webhooks/{github,gitlab,gitea}")
+		}
+	}
+	if base == "" {
+		t.Fatal("zero agent serve printed no address")
+	}
+	go io.Copy(io.Discard, stderr)
+	return cmd, base
+}
+
+// sendPullRequest sends a GitHub pull_request webhook for the checkout's
+// HEAD, signed with secret, and returns the status.
+func sendPullRequest(t *testing.T, base, checkout, secret string) int {
+	t.Helper()
+	head := gitFixture(t, checkout, "rev-parse", "HEAD")
+	body, _ := json.Marshal(map[string]any{"action": "opened", "number": 7,
+		"pull_request": map[string]any{"number": 7, "title": "Typo", "body": "please fix", "head": map[string]any{"sha": head}},
+		"repository":   map[string]any{"full_name": "acme/widget", "default_branch": "main"}})
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	req, _ := http.NewRequest("POST", base+"/webhooks/github", bytes.NewReader(body))
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	req.Header.Set("X-GitHub-Delivery", "e2e-delivery-1")
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestAgentWebhookCannotRaiseMode: with a repository policy of fix and an
+// operator ceiling of autonomous, a webhook whose kind the operator gives
+// no mode runs in observe: the record says refused_mode and nothing is
+// pushed.
+func TestAgentWebhookCannotRaiseMode(t *testing.T) {
+	checkout, remote := agentRepo(t)
+	home := filepath.Join(t.TempDir(), "home")
+	operator := filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: autonomous\nrepositories:\n  - name: acme/widget\n    path: "+checkout+"\n"), 0o644)
+	cmd, base := startAgentServe(t, home, operator, modelServer(t, readmeFix))
+	if st := sendPullRequest(t, base, checkout, "hook-secret-e2e"); st != 202 {
+		t.Fatalf("the signed webhook: %d", st)
+	}
+	var out []byte
+	for deadline := time.Now().Add(60 * time.Second); !bytes.Contains(out, []byte("outcome=")) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		list := exec.Command(zeroBinary(t), "agent", "records")
+		list.Env = agentEnv(home, "http://127.0.0.1:1/v1")
+		out, _ = list.CombinedOutput()
+	}
+	if !bytes.Contains(out, []byte("outcome=refused_mode mode=observe")) {
+		t.Errorf("the webhook's run: %s", out)
+	}
+	if refs := gitFixture(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+		t.Errorf("refs on the remote: %s", refs)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// TestAgentApproveCommand: a held change is shown with its diff and
+// applied only after the person types the task id.
+func TestAgentApproveCommand(t *testing.T) {
+	checkout, remote := agentRepo(t)
+	home := filepath.Join(t.TempDir(), "home")
+	workflow := readmeFix + "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nnew file mode 100644\n--- /dev/null\n+++ b/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n"
+	env := agentEnv(home, modelServer(t, workflow))
+	operator := filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: fix\n"), 0o644)
+	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--mode", "fix", "--config", operator, "--event", writeEvent(t))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "outcome: held_high_impact") {
+		t.Fatalf("zero agent run: %v\n%s", err, out)
+	}
+	_, after, _ := strings.Cut(string(out), "zero agent approve ")
+	task := strings.Fields(after)[0]
+
+	refuse := exec.Command(zeroBinary(t), "agent", "approve", "--config", operator, task)
+	refuse.Env, refuse.Stdin = env, strings.NewReader("no\n")
+	if out, err := refuse.CombinedOutput(); err == nil || !strings.Contains(string(out), ".github/workflows/ci.yml") {
+		t.Errorf("a refused approval: %v\n%s", err, out)
+	}
+	approve := exec.Command(zeroBinary(t), "agent", "approve", "--config", operator, task)
+	approve.Env, approve.Stdin = env, strings.NewReader(task+"\n")
+	if out, err := approve.CombinedOutput(); err != nil || !strings.Contains(string(out), "outcome: applied") {
+		t.Fatalf("zero agent approve: %v\n%s", err, out)
+	}
+	if branch := gitFixture(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/"); branch == "" {
+		t.Error("no branch after the approval")
+	}
+}
+
+// writeEvent writes a pull-request event for `zero agent run --event`.
+func writeEvent(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "event.json")
+	os.WriteFile(path, []byte(`{"Forge":"github","Kind":"pull_request","Action":"opened","Repo":"acme/widget","Number":7}`), 0o644)
+	return path
+}
+
+// dirHash hashes every file under dir, .git included, with its mode.
+func dirHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		io.WriteString(h, rel+" "+info.Mode().String()+"\n")
+		if info.Mode().IsRegular() {
+			data, _ := os.ReadFile(path)
+			h.Write(data)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,284 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zero-dev/zero/internal/guard/netguard"
+)
+
+// Limits.
+const (
+	// DefaultTimeout bounds one exchange of the client [New] builds when
+	// given none.
+	DefaultTimeout = 120 * time.Second
+	// MaxResponseBody caps a successful response body; a longer one is an
+	// error, not a truncated answer.
+	MaxResponseBody = 8 << 20
+	// MaxErrorMessage caps the provider's error text quoted in an error.
+	MaxErrorMessage = 512
+	// MaxRetries is how many times a 429 or 5xx answer is retried.
+	MaxRetries = 2
+	// MaxRetryAfter is the longest Retry-After the client waits for; a
+	// longer one ends the retries.
+	MaxRetryAfter = 10 * time.Second
+)
+
+const (
+	maxErrorBody   = 64 << 10 // bytes of a non-2xx body read for its message
+	defaultBackoff = 500 * time.Millisecond
+)
+
+// ErrResponse reports a response that is not one well-formed answer: too
+// large, malformed JSON, or not exactly one choice.
+var ErrResponse = errors.New("bad response from the model")
+
+// A StatusError reports a non-2xx answer. Message is the provider's error
+// text, at most [MaxErrorMessage] bytes, with the API key redacted and
+// control characters replaced by spaces.
+type StatusError struct {
+	StatusCode int
+	Message    string
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("model answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// A Client sends chat-completion requests to one endpoint. It is safe for
+// concurrent use.
+type Client struct {
+	cfg      Config
+	cfgErr   error // from checking cfg; every call returns it
+	endpoint string
+	http     *http.Client
+	redactor redactor
+	backoff  time.Duration                                    // the first retry's wait; doubled after
+	sleep    func(ctx context.Context, d time.Duration) error // tests replace it
+}
+
+// New returns a client for cfg. A nil httpClient means a
+// [netguard.NewClient] with a [DefaultTimeout] timeout. The client never
+// follows a redirect (a copy of httpClient is changed so), so the API key
+// goes nowhere but cfg's endpoint. A cfg that breaks [FromEnv]'s rules makes
+// every call fail with an error wrapping [ErrConfig].
+func New(cfg Config, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = netguard.NewClient(netguard.Options{Timeout: DefaultTimeout, MaxBody: MaxResponseBody + 1})
+	}
+	hc := *httpClient
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
+	c := &Client{
+		cfg:      cfg,
+		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		http:     &hc,
+		redactor: newRedactor(cfg.APIKey),
+		backoff:  defaultBackoff,
+		sleep:    sleep,
+	}
+	c.cfgErr = c.redactor.scrub(cfg.check(configFields))
+	return c
+}
+
+// Chat sends r, with r.Model set to the Config's model if empty, and returns
+// the model's one answer. It retries a 429 or 5xx answer up to [MaxRetries]
+// times, waiting briefly or as Retry-After asks (up to [MaxRetryAfter]). A
+// non-2xx answer is a [*StatusError]; a response that is not one
+// well-formed answer wraps [ErrResponse]. No error holds the API key.
+func (c *Client) Chat(ctx context.Context, r Request) (_ Response, err error) {
+	defer func() { err = c.redactor.scrub(err) }()
+	if c.cfgErr != nil {
+		return Response{}, c.cfgErr
+	}
+	if r.Model == "" {
+		r.Model = c.cfg.Model
+	}
+	if len(r.Messages) == 0 {
+		return Response{}, errors.New("model request: no messages")
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return Response{}, fmt.Errorf("model request: %w", err)
+	}
+	for attempt := 0; ; attempt++ {
+		res, data, err := c.post(ctx, body)
+		if err != nil {
+			return Response{}, err
+		}
+		if res.StatusCode/100 == 2 {
+			return decodeResponse(data, c.redactor)
+		}
+		serr := &StatusError{StatusCode: res.StatusCode, Message: c.redactor.quote(errorText(data))}
+		wait, ok := c.retryWait(res, attempt)
+		if !ok {
+			return Response{}, serr
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return Response{}, fmt.Errorf("%w; gave up waiting to retry: %w", serr, err)
+		}
+	}
+}
+
+// post sends one request and reads the body: all of it (up to the cap) for
+// a 2xx answer, the start of it for any other.
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("model request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model request: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody)) // the message is best effort
+		return res, data, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(res.Body, MaxResponseBody+1))
+	if errors.Is(err, netguard.ErrBodyTooLarge) || len(data) > MaxResponseBody {
+		return nil, nil, fmt.Errorf("model response: %w: body over %d MiB", ErrResponse, MaxResponseBody>>20)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("model response: %w", err)
+	}
+	return res, data, nil
+}
+
+// retryWait says whether to retry after res, the answer to try attempt
+// (from 0), and how long to wait first.
+func (c *Client) retryWait(res *http.Response, attempt int) (time.Duration, bool) {
+	if attempt >= MaxRetries || (res.StatusCode != http.StatusTooManyRequests && res.StatusCode/100 != 5) {
+		return 0, false
+	}
+	wait := c.backoff << attempt
+	if s := strings.TrimSpace(res.Header.Get("Retry-After")); s != "" {
+		// Only the delay-seconds form is honored; an HTTP date is not.
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+			if time.Duration(n)*time.Second > MaxRetryAfter {
+				return 0, false
+			}
+			wait = time.Duration(n) * time.Second
+		}
+	}
+	return wait, true
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// decodeResponse reads a 2xx body holding exactly one choice.
+func decodeResponse(data []byte, r redactor) (Response, error) {
+	var w struct {
+		Choices []struct {
+			Message      Message `json:"message"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"choices"`
+		Usage Usage `json:"usage"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return Response{}, fmt.Errorf("model response: %w: malformed JSON: %w", ErrResponse, err)
+	}
+	if len(w.Choices) != 1 {
+		err := fmt.Errorf("model response: %w: %d choices, want 1", ErrResponse, len(w.Choices))
+		if msg, ok := providerMessage(data); ok && len(w.Choices) == 0 {
+			err = fmt.Errorf("%w: %s", err, r.quote(msg)) // an error sent with a 2xx status
+		}
+		return Response{}, err
+	}
+	ch := w.Choices[0]
+	if ch.Message.Role == "" {
+		ch.Message.Role = RoleAssistant
+	}
+	for i := range ch.Message.ToolCalls {
+		if ch.Message.ToolCalls[i].Type == "" {
+			ch.Message.ToolCalls[i].Type = "function"
+		}
+	}
+	return Response{Message: ch.Message, FinishReason: ch.FinishReason, Usage: w.Usage}, nil
+}
+
+// providerMessage finds the error text in a provider's error body:
+// {"error":{"message":...}}, {"error":"..."} or {"message":"..."}.
+func providerMessage(data []byte) (string, bool) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return "", false
+	}
+	var nested struct {
+		Message string `json:"message"`
+	}
+	var flat string
+	switch {
+	case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
+		return nested.Message, true
+	case json.Unmarshal(v.Error, &flat) == nil && flat != "":
+		return flat, true
+	case v.Message != "":
+		return v.Message, true
+	}
+	return "", false
+}
+
+// errorText is the text to quote from a non-2xx body: the provider's
+// message if it has one, else the body.
+func errorText(data []byte) string {
+	if msg, ok := providerMessage(data); ok {
+		return msg
+	}
+	return string(data)
+}
+
+// quote prepares provider text for an error: the key redacted, control
+// characters replaced by spaces, white space trimmed, and at most
+// MaxErrorMessage bytes, cut on a rune boundary and marked with "...".
+func (r redactor) quote(s string) string {
+	s = r.r.String(s)
+	s = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, s)
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
+	if len(s) <= MaxErrorMessage {
+		return s
+	}
+	cut := MaxErrorMessage - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

@@ -1,0 +1,62 @@
+package policy_test
+
+import (
+	"fmt"
+
+	"github.com/zero-dev/zero/internal/repoagent/policy"
+)
+
+// knownRisk stands in for the risk package's list of classes.
+func knownRisk(class string) bool { return class == "docs" || class == "tests" }
+
+func ExampleDecide() {
+	p, err := policy.ParseRepoOrObserve([]byte(`
+mode: fix
+autofix:
+  enabled: true
+  minConfidence: 0.8
+  allowedChangeRisks: [docs]
+checks:
+  - [go, test, ./...]
+`), knownRisk)
+	if err != nil {
+		fmt.Println("observe:", err)
+		return
+	}
+	op := policy.Operator{Ceiling: policy.Fix, EventModes: map[string]policy.Mode{"pull_request": policy.Fix}}
+	f := policy.Facts{
+		Mode:       policy.Effective(op.Ceiling, p.Mode, op.EventMode("pull_request")),
+		Work:       policy.WorkPullRequest,
+		Proposed:   true,
+		Confidence: 0.85,
+		RiskClass:  "docs",
+	}
+	fmt.Printf("before checks: %q\n", policy.Before(p, f))
+
+	f.ChecksRan, f.ChecksPassed, f.Isolation = true, true, policy.Local
+	fmt.Println("pull request:", policy.Decide(p, f))
+
+	f.Work = policy.WorkIssue // issue work needs an isolated runner by default
+	fmt.Println("issue:", policy.Decide(p, f))
+
+	f.Mode = policy.Effective(op.Ceiling, p.Mode, op.EventMode("push")) // push is not configured: observe
+	fmt.Println("push:", policy.Decide(p, f))
+	// Output:
+	// before checks: ""
+	// pull request: applied
+	// issue: refused_not_isolated
+	// push: refused_mode
+}
+
+func ExampleParseRepo() {
+	_, err := policy.ParseRepo([]byte("checks:\n  - [go, test]\n  - [make && make install]\n"), knownRisk)
+	fmt.Println(err)
+	_, err = policy.ParseRepo([]byte("model:\n  apiKey: sk-0000\n"), knownRisk)
+	fmt.Println(err)
+	r, err := policy.ParseRepo(nil, knownRisk)
+	fmt.Println(r.Mode, r.Autofix.RequireIsolated, err)
+	// Output:
+	// line 3: checks[1] program "make && make install" is or contains the shell operator "&&": strict mode: checks run without a shell
+	// line 2: key "apiKey": endpoints and credentials come only from the operator's environment (AGENT_ZERO_MODEL_BASE_URL, AGENT_ZERO_MODEL_API_KEY, AGENT_ZERO_GITHUB_TOKEN, AGENT_ZERO_GITLAB_TOKEN, AGENT_ZERO_WEBHOOK_SECRET)
+	// observe true <nil>
+}

@@ -1,0 +1,254 @@
+// Package repoagent is Agent Zero, `zero agent`: repository automation that
+// observes by default. It wires the pieces: the operator's configuration,
+// credentials from fixed environment variables only, Agent Zero's state
+// and task records under $ZERO_HOME/agent, one run on a checkout (package
+// run), approvals of held changes, and the webhook receiver with its
+// durable queue (River on SQLite) and workers.
+package repoagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/model"
+	"github.com/zero-dev/zero/internal/repoagent/policy"
+	"github.com/zero-dev/zero/internal/repoagent/record"
+	"github.com/zero-dev/zero/internal/repoagent/run"
+	"github.com/zero-dev/zero/internal/repoagent/state"
+	"github.com/zero-dev/zero/internal/repoagent/webhook"
+)
+
+// DefaultAddr is where `zero agent serve` listens.
+const DefaultAddr = "127.0.0.1:7078"
+
+// The environment variables Agent Zero reads, and no others (besides
+// those package model reads: AGENT_ZERO_MODEL_BASE_URL,
+// AGENT_ZERO_MODEL_API_KEY and AGENT_ZERO_MODEL).
+const (
+	EnvWebhookSecret = "AGENT_ZERO_WEBHOOK_SECRET"
+	EnvGitLabToken   = "AGENT_ZERO_GITLAB_TOKEN"
+	EnvGitHubToken   = "AGENT_ZERO_GITHUB_TOKEN"
+)
+
+// Options configure an Agent.
+type Options struct {
+	Home         string // $ZERO_HOME; Agent Zero keeps its files in Home/agent
+	OperatorFile string // the operator's configuration; "" means Home/agent/operator.yml if it exists
+	Getenv       func(string) string
+	Stderr       io.Writer
+}
+
+// An Agent is Agent Zero, open.
+type Agent struct {
+	dir      string
+	operator policy.Operator
+	model    *model.Client
+	secrets  []string
+	hooks    webhook.Secrets
+	token    string
+	state    *state.State
+	records  *record.Log
+	log      *slog.Logger
+}
+
+// Open reads the operator's configuration and the environment, and opens
+// the state and the record log.
+func Open(ctx context.Context, o Options) (*Agent, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	a := &Agent{dir: filepath.Join(o.Home, "agent"), operator: policy.DefaultOperator(),
+		log: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	file := o.OperatorFile
+	if file == "" {
+		if _, err := os.Stat(filepath.Join(a.dir, "operator.yml")); err == nil {
+			file = filepath.Join(a.dir, "operator.yml")
+		}
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if a.operator, err = policy.ParseOperator(data); err != nil {
+			return nil, fmt.Errorf("operator configuration %s: %w", file, err)
+		}
+	}
+	if cfg, err := model.FromEnv("AGENT_ZERO", o.Getenv); err == nil {
+		a.model = model.New(cfg, nil)
+		a.secrets = append(a.secrets, cfg.APIKey)
+	} else if o.Getenv("AGENT_ZERO_MODEL_BASE_URL") != "" {
+		return nil, err // configured, but wrongly
+	}
+	a.hooks = webhook.Secrets{HMAC: o.Getenv(EnvWebhookSecret), GitLab: o.Getenv(EnvGitLabToken)}
+	a.token = o.Getenv(EnvGitHubToken)
+	a.secrets = append(a.secrets, a.hooks.HMAC, a.hooks.GitLab, a.token)
+	var err error
+	if a.state, err = state.Open(ctx, a.dir); err != nil {
+		return nil, err
+	}
+	if a.records, err = record.Open(a.RecordsFile()); err != nil {
+		a.state.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close closes the state and the record log.
+func (a *Agent) Close() error { return errors.Join(a.records.Close(), a.state.Close()) }
+
+// RecordsFile is the task record log's path.
+func (a *Agent) RecordsFile() string { return filepath.Join(a.dir, "records.log") }
+
+// RecordsPath is the task record log's path under home.
+func RecordsPath(home string) string { return filepath.Join(home, "agent", "records.log") }
+
+// RunOptions are one on-demand run's.
+type RunOptions struct {
+	RepoDir   string
+	Name      string // owner/name for the report and record; "" means the operator's name for the path, else the directory's name
+	Event     *webhook.Event
+	Requested policy.Mode
+}
+
+// WorkOf is the kind of work an event (or none: on demand) asks for.
+func WorkOf(e *webhook.Event) policy.Work {
+	if e == nil {
+		return policy.WorkProactive
+	}
+	switch e.Kind {
+	case webhook.KindPullRequest:
+		return policy.WorkPullRequest
+	case webhook.KindPush:
+		return policy.WorkPush
+	case webhook.KindIssue, webhook.KindIssueComment:
+		return policy.WorkIssue
+	}
+	return policy.WorkProactive
+}
+
+// Run runs one task on a checkout.
+func (a *Agent) Run(ctx context.Context, o RunOptions) (run.Report, error) {
+	name, remote := o.Name, "origin"
+	abs, _ := filepath.Abs(o.RepoDir)
+	for _, r := range a.operator.Repositories {
+		if filepath.Clean(r.Path) == abs {
+			remote = r.Remote
+			if name == "" {
+				name = r.Name
+			}
+		}
+	}
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	return run.Run(ctx, a.runOptions(o.RepoDir, name, remote, o.Event, o.Requested))
+}
+
+func (a *Agent) runOptions(dir, name, remote string, e *webhook.Event, requested policy.Mode) run.Options {
+	return run.Options{
+		RepoDir: dir, RepoName: name, Remote: remote, Event: e, Requested: requested, Work: WorkOf(e),
+		Operator: a.operator, Model: a.model, Secrets: a.secrets, PushToken: a.token,
+		Records: a.records, State: a.state,
+	}
+}
+
+// Held returns a held change, to show a person before they approve it.
+func (a *Agent) Held(ctx context.Context, id string) (state.Held, error) { return a.state.Get(ctx, id) }
+
+// Approve applies a held change a person approved.
+func (a *Agent) Approve(ctx context.Context, id string) (run.Report, error) {
+	return run.Approve(ctx, a.runOptions("", "", "", nil, policy.Observe), id)
+}
+
+// taskArgs is a queued webhook event.
+type taskArgs struct {
+	Event webhook.Event `json:"event"`
+}
+
+func (taskArgs) Kind() string { return "agent_zero_task" }
+
+// taskWorker runs queued events.
+type taskWorker struct {
+	river.WorkerDefaults[taskArgs]
+	a *Agent
+}
+
+func (w *taskWorker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
+	e := job.Args.Event
+	repo, ok := w.a.operator.Repository(e.Repo)
+	if !ok {
+		w.a.log.Info("ignored an event for a repository that is not enabled", "forge", e.Forge, "kind", e.Kind)
+		return nil
+	}
+	rep, err := run.Run(ctx, w.a.runOptions(repo.Path, repo.Name, repo.Remote, &e, w.a.operator.EventMode(string(e.Kind))))
+	if err != nil {
+		return err
+	}
+	w.a.log.Info("task done", "task", rep.TaskID, "repository", rep.Repo, "outcome", rep.Outcome)
+	return nil
+}
+
+// Serve receives webhooks on addr until ctx is done, and works the queued
+// events with two workers. A non-loopback addr needs allowRemote.
+func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready func(url string)) error {
+	l, err := localhttp.CheckAddr(addr, allowRemote)
+	if err != nil {
+		return err
+	}
+	driver := riversqlite.New(a.state.DB)
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue migrations: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &taskWorker{a: a})
+	queue, err := river.NewClient(driver, &river.Config{
+		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:     workers,
+		MaxAttempts: 3,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	if err := queue.Start(ctx); err != nil {
+		return err
+	}
+	defer queue.Stop(context.WithoutCancel(ctx))
+	h := &webhook.Handler{
+		Secrets: a.hooks, Ledger: a.state, Now: time.Now, Log: a.log,
+		Accept: func(ctx context.Context, e webhook.Event) error {
+			_, err := queue.Insert(ctx, taskArgs{Event: e}, nil)
+			return err
+		},
+	}
+	ln, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready("http://" + ln.Addr().String())
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return localhttp.Serve(ctx, hs, ln)
+}

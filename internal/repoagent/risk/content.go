@@ -1,0 +1,144 @@
+package risk
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// contentRule is a pattern looked for in a file's added lines.
+type contentRule struct {
+	re  *regexp.Regexp
+	why string
+}
+
+// secretRules find credentials in added lines, in any text file: a change
+// that adds one is Secrets, whatever the file is.
+var secretRules = []contentRule{
+	{regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`), "adds a private key"},
+	{regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`), "adds an AWS access key id"},
+	{regexp.MustCompile(`\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}`), "adds a GitHub token"},
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), "adds a GitHub token"},
+	{regexp.MustCompile(`\bxox[abpr]-[A-Za-z0-9-]{10,}`), "adds a Slack token"},
+	{regexp.MustCompile(`_authToken=`), "adds a registry auth token"},
+	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), "adds a GitLab token"},
+	{regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`), "adds an npm token"},
+	{regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc`), "adds a PyPI token"},
+	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), "adds a Google API key"},
+	{regexp.MustCompile(`\bsk_live_[0-9A-Za-z]{20,}`), "adds a Stripe secret key"},
+}
+
+// testRules say, per file extension, what a test definition and a test skip
+// look like in that language. A file that loses more test definitions than
+// it gains, or gains more skips (including .only and its kin, which skip
+// every other test) than it loses, is DeletedTests: the checks that follow
+// the change would no longer prove what they proved before.
+var testRules = []struct {
+	exts        []string
+	defs, skips *regexp.Regexp
+}{
+	{
+		[]string{".go"},
+		regexp.MustCompile(`^\s*func\s+(?:Test|Benchmark|Fuzz|Example)\w*\s*\(`),
+		regexp.MustCompile(goSkips),
+	},
+	{
+		[]string{".py"},
+		regexp.MustCompile(`^\s*(?:async\s+)?def\s+test\w*\s*\(|^\s*class\s+Test\w*`),
+		regexp.MustCompile(`@pytest\.mark\.(?:skip|xfail)|@unittest\.skip|\bpytest\.skip\(|\.skipTest\(`),
+	},
+	{
+		[]string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"},
+		regexp.MustCompile(`^\s*(?:it|test|describe|xit|xtest|xdescribe|fit|fdescribe)(?:\.\w+)*\s*\(`),
+		regexp.MustCompile(`\b(?:it|test|describe)\.(?:skip|only|todo)\b|^\s*(?:xit|xtest|xdescribe|fit|fdescribe)\s*\(`),
+	},
+	{
+		[]string{".rs"},
+		regexp.MustCompile(`#\[(?:\w+::)*test\]`),
+		regexp.MustCompile(`#\[ignore\b`),
+	},
+	{
+		[]string{".java", ".kt"},
+		regexp.MustCompile(`@(?:Test|ParameterizedTest|RepeatedTest|TestFactory)\b`),
+		regexp.MustCompile(`@(?:Disabled|Ignore)\b`),
+	},
+	{
+		[]string{".rb"},
+		regexp.MustCompile(`^\s*(?:it|describe|context|test)\s*(?:\(|['"]|do\b)|^\s*def\s+test_`),
+		regexp.MustCompile(`^\s*(?:skip|xit|pending)\b`),
+	},
+	{
+		[]string{".cs"},
+		regexp.MustCompile(`\[(?:Test|Fact|Theory|TestMethod|TestCase)\b`),
+		regexp.MustCompile(`\[Ignore\b|\bSkip\s*=`),
+	},
+	{
+		[]string{".swift"},
+		regexp.MustCompile(`^\s*func\s+test\w*\s*\(`),
+		regexp.MustCompile(`\bXCTSkip`),
+	},
+	{
+		[]string{".php"},
+		regexp.MustCompile(`function\s+test\w*\s*\(|@test\b|#\[Test\]`),
+		regexp.MustCompile(`markTestSkipped\(`),
+	},
+}
+
+// goTestFileSkips are the skips of a Go test file: those of any Go file,
+// and a build constraint, which decides when the file's tests build (in
+// other files a constraint is ordinary code).
+const goSkips = `\b[tbf]\.Skip(?:Now|f)?\(`
+
+var goTestFileSkips = regexp.MustCompile(goSkips + `|^//\s*(?:go:build|\+build)\s`)
+
+// contentVerdict applies the content rules to a section's hunks. name is the
+// file's path, whose extension picks the test rules.
+func contentVerdict(s *section, name string) verdict {
+	var v verdict
+	ext := strings.ToLower(path.Ext(name))
+	var defs, skips *regexp.Regexp
+	for _, r := range testRules {
+		for _, e := range r.exts {
+			if e == ext {
+				defs, skips = r.defs, r.skips
+			}
+		}
+	}
+	if ext == ".go" && isTestPath(name) {
+		skips = goTestFileSkips
+	}
+	var defsGone, skipsAdded int
+	for _, h := range s.hunks {
+		for _, line := range h.lines {
+			op, text := line[0], line[1:]
+			switch op {
+			case '+':
+				for _, r := range secretRules {
+					if r.re.MatchString(text) {
+						v.raise(Secrets, r.why)
+					}
+				}
+				if defs != nil && defs.MatchString(text) {
+					defsGone--
+				}
+				if skips != nil && skips.MatchString(text) {
+					skipsAdded++
+				}
+			case '-':
+				if defs != nil && defs.MatchString(text) {
+					defsGone++
+				}
+				if skips != nil && skips.MatchString(text) {
+					skipsAdded--
+				}
+			}
+		}
+	}
+	if defsGone > 0 {
+		v.raise(DeletedTests, "removes more test definitions than it adds")
+	}
+	if skipsAdded > 0 {
+		v.raise(DeletedTests, "skips or narrows tests")
+	}
+	return v
+}

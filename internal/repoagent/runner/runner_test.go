@@ -1,0 +1,256 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zero-dev/zero/internal/guard/spawn"
+)
+
+// gitT runs git for a test fixture.
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// fixture makes a bare remote and a clone of it with one commit on main.
+func fixture(t *testing.T) (checkout, remote string) {
+	t.Helper()
+	root := t.TempDir()
+	remote = filepath.Join(root, "remote.git")
+	checkout = filepath.Join(root, "checkout")
+	gitT(t, root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
+	gitT(t, root, "init", "--quiet", "--initial-branch=main", checkout)
+	os.WriteFile(filepath.Join(checkout, "README.md"), []byte("hello\n"), 0o644)
+	gitT(t, checkout, "add", ".")
+	gitT(t, checkout, "commit", "--quiet", "-m", "first")
+	gitT(t, checkout, "remote", "add", "origin", remote)
+	gitT(t, checkout, "push", "--quiet", "origin", "main")
+	gitT(t, checkout, "fetch", "--quiet", "origin")
+	gitT(t, checkout, "remote", "set-head", "origin", "main")
+	return checkout, remote
+}
+
+// treeHash hashes every file, link and directory under dir, .git included.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		info, _ := d.Info()
+		line := rel + " " + info.Mode().String()
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(path)
+			line += " -> " + target
+		case d.Type().IsRegular():
+			data, _ := os.ReadFile(path)
+			sum := sha256.Sum256(data)
+			line += " " + hex.EncodeToString(sum[:])
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+const readmeDiff = `diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-hello
++hello, world
+`
+
+// TestWorkLeavesTheRepositoryUntouched reads, clones, applies, exports,
+// commits and pushes: the repository's files and .git stay byte-identical,
+// and the branch lands on the remote.
+func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
+	checkout, remote := fixture(t)
+	before := treeHash(t, checkout)
+	ctx := context.Background()
+	r, err := OpenRepo(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	branch, err := r.DefaultBranch(ctx, "origin")
+	if err != nil || branch != "main" {
+		t.Fatalf("default branch %q, %v", branch, err)
+	}
+	sha, err := r.BranchSHA(ctx, "origin", branch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, ok, err := r.FileAt(ctx, sha, "README.md"); err != nil || !ok || string(data) != "hello\n" {
+		t.Fatalf("FileAt = %q %v %v", data, ok, err)
+	}
+	if _, ok, err := r.FileAt(ctx, sha, ".agent-zero.yml"); ok || err != nil {
+		t.Fatalf("a missing file: %v %v", ok, err)
+	}
+	s, err := r.NewScratch(ctx, t.TempDir(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tree, err := s.Apply(ctx, readmeDiff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "README.md")); string(data) != "hello, world\n" {
+		t.Errorf("the exported files: %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); !os.IsNotExist(err) {
+		t.Error("the checks' copy holds .git")
+	}
+	commit, err := s.Commit(ctx, tree, sha, "Fix the greeting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := r.RemoteURL(ctx, "origin")
+	if err := s.Push(ctx, url, commit, BranchPrefix+"task-1", branch, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitT(t, remote, "rev-parse", "refs/heads/agent-zero/task-1"); got != commit {
+		t.Errorf("the remote branch is %s, want %s", got, commit)
+	}
+	if got := gitT(t, remote, "show", "refs/heads/agent-zero/task-1:README.md"); got != "hello, world" {
+		t.Errorf("the pushed file: %q", got)
+	}
+	if after := treeHash(t, checkout); after != before {
+		t.Error("the repository changed")
+	}
+}
+
+// TestPushOnlyToNewAgentBranches: the default branch, another prefix, an
+// option-like name and an existing branch are all refused.
+func TestPushOnlyToNewAgentBranches(t *testing.T) {
+	checkout, remote := fixture(t)
+	ctx := context.Background()
+	r, _ := OpenRepo(checkout)
+	defer r.Close()
+	sha, _ := r.BranchSHA(ctx, "origin", "main")
+	s, err := r.NewScratch(ctx, t.TempDir(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tree, _ := s.Apply(ctx, readmeDiff)
+	commit, _ := s.Commit(ctx, tree, sha, "x")
+	for _, branch := range []string{"main", "feature", "agent-zero/../main", "-f", "agent-zero/x.lock"} {
+		if err := s.Push(ctx, remote, commit, branch, "main", ""); err == nil {
+			t.Errorf("pushed to %q", branch)
+		}
+	}
+	if err := s.Push(ctx, remote, commit, "agent-zero/main", "agent-zero/main", ""); err == nil {
+		t.Error("pushed to a default branch named like an agent branch")
+	}
+	if err := s.Push(ctx, remote, commit, "agent-zero/t", "main", ""); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := s.Commit(ctx, tree, sha, "other")
+	if err := s.Push(ctx, remote, other, "agent-zero/t", "main", ""); err == nil {
+		t.Error("an existing branch was overwritten")
+	}
+	if got := gitT(t, remote, "rev-parse", "refs/heads/main"); got != sha {
+		t.Error("main moved")
+	}
+}
+
+// TestChecksStrictAndClean: shell operators in a check are refused, and a
+// check sees no credential from Zero's environment.
+func TestChecksStrictAndClean(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	if _, err := RunChecks(ctx, dir, [][]string{{"echo", "a", "&&", "touch", "x"}}, false); !errors.Is(err, spawn.ErrStrict) {
+		t.Errorf("&& in a check: %v", err)
+	}
+	t.Setenv("AGENT_ZERO_MODEL_API_KEY", "model-key-canary")
+	t.Setenv("AGENT_ZERO_GITHUB_TOKEN", "github-token-canary")
+	res, err := RunChecks(ctx, dir, [][]string{{"env"}}, false)
+	if err != nil || !res.Passed || res.Isolation != Local {
+		t.Fatalf("env: %+v %v", res, err)
+	}
+	if strings.Contains(res.Results[0].Output, "canary") || !strings.Contains(res.Results[0].Output, "PATH=") {
+		t.Errorf("a check's environment: %s", res.Results[0].Output)
+	}
+	res, err = RunChecks(ctx, dir, [][]string{{"true"}, {"false"}, {"touch", "never"}}, false)
+	if err != nil || res.Passed || len(res.Results) != 2 {
+		t.Errorf("a failing check: %+v %v", res, err)
+	}
+}
+
+// TestContainedChecksCannotReachLoopback: a check in the container cannot
+// connect to a server the test runs on loopback, which the same check
+// reaches without it.
+func TestContainedChecksCannotReachLoopback(t *testing.T) {
+	if err := spawn.IsolationAvailable(); err != nil {
+		if os.Getenv("ZERO_REQUIRE_BWRAP") != "" {
+			t.Fatalf("bubblewrap is required: %v", err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "dial"), "./testdata/dial").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build dial: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	dial := [][]string{{filepath.Join(dir, "dial"), ln.Addr().String()}}
+	ctx := context.Background()
+	contained, err := RunChecks(ctx, dir, dial, true)
+	if err != nil || contained.Isolation != Container || contained.Passed || accepted.Load() != 0 {
+		t.Fatalf("contained: %+v %v, %d accepted", contained, err, accepted.Load())
+	}
+	open, err := RunChecks(ctx, dir, dial, false)
+	for deadline := time.Now().Add(5 * time.Second); accepted.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || !open.Passed || accepted.Load() != 1 {
+		t.Fatalf("not contained: %+v %v, %d accepted", open, err, accepted.Load())
+	}
+}
