@@ -26,7 +26,7 @@ import (
 	"github.com/zero-dev/zero/internal/repoagent/webhook"
 )
 
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -41,7 +41,7 @@ func gitT(t *testing.T, dir string, args ...string) string {
 
 // repoFixture makes a bare remote and a checkout whose main holds
 // README.md ("helo") and, if policy is not empty, .agent-zero.yml.
-func repoFixture(t *testing.T, policyYAML string) (checkout, remote string) {
+func repoFixture(t testing.TB, policyYAML string) (checkout, remote string) {
 	t.Helper()
 	root := t.TempDir()
 	remote = filepath.Join(root, "remote.git")
@@ -111,7 +111,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": "stop"}}})
 }
 
-func newModel(t *testing.T, final string) (*model.Client, *scriptedModel) {
+func newModel(t testing.TB, final string) (*model.Client, *scriptedModel) {
 	t.Helper()
 	m := &scriptedModel{final: final}
 	srv := httptest.NewServer(m)
@@ -158,7 +158,7 @@ type env struct {
 	log              *record.Log
 }
 
-func setup(t *testing.T, policyYAML string) *env {
+func setup(t testing.TB, policyYAML string) *env {
 	t.Helper()
 	e := &env{}
 	e.checkout, e.remote = repoFixture(t, policyYAML)
