@@ -249,6 +249,6 @@ func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready 
 	if ready != nil {
 		ready("http://" + ln.Addr().String())
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
 	return localhttp.Serve(ctx, hs, ln)
 }
