@@ -142,10 +142,16 @@ func (t *task) run(ctx context.Context) error {
 	if o.Event != nil && o.Event.HeadSHA != "" {
 		rev = o.Event.HeadSHA
 	}
+	url, _ := repo.RemoteURL(ctx, o.Remote)
 	if rep.HeadSHA, err = repo.Resolve(ctx, rev); err != nil {
-		return err
+		// A head the checkout lacks (a new pull request commit) is
+		// fetched into the scratch clone, never into the checkout.
+		if o.Event == nil || !runner.ValidSHA(o.Event.HeadSHA) || url == "" {
+			return err
+		}
+		rep.HeadSHA = o.Event.HeadSHA
 	}
-	scratch, err := repo.NewScratch(ctx, o.Scratch, rep.HeadSHA)
+	scratch, err := repo.NewScratch(ctx, o.Scratch, rep.HeadSHA, url, o.PushToken)
 	if err != nil {
 		return err
 	}
@@ -334,7 +340,8 @@ func (t *task) approve(ctx context.Context, id string) error {
 	} else if ok {
 		t.policy, _ = policy.ParseRepoOrObserve(data, knownRisk)
 	}
-	scratch, err := repo.NewScratch(ctx, o.Scratch, h.HeadSHA)
+	url, _ := repo.RemoteURL(ctx, h.Remote)
+	scratch, err := repo.NewScratch(ctx, o.Scratch, h.HeadSHA, url, o.PushToken)
 	if err != nil {
 		return err
 	}

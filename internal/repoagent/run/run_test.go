@@ -405,3 +405,32 @@ func TestReadOnlyTools(t *testing.T) {
 }
 
 func fsrootOpen(dir string) (*fsroot.Set, error) { return fsroot.Open([]string{dir}) }
+
+// TestFetchesAHeadTheCheckoutLacks: a pull request's head that is on the
+// remote but not in the checkout is fetched into the scratch clone and
+// reviewed; the checkout stays byte-identical.
+func TestFetchesAHeadTheCheckoutLacks(t *testing.T) {
+	e := setup(t, fixPolicy)
+	other := filepath.Join(t.TempDir(), "other")
+	gitT(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
+	gitT(t, other, "checkout", "--quiet", "-b", "pr")
+	os.WriteFile(filepath.Join(other, "NOTES.md"), []byte("from a pull request\n"), 0o644)
+	gitT(t, other, "add", ".")
+	gitT(t, other, "commit", "--quiet", "-m", "pr")
+	gitT(t, other, "push", "--quiet", "origin", "pr")
+	head := gitT(t, other, "rev-parse", "HEAD")
+	before := treeHash(t, e.checkout)
+	c, _ := newModel(t, answer(fixReadme, 0.99))
+	ev := *prEvent
+	ev.HeadSHA = head
+	rep, err := Run(context.Background(), e.options(c, operatorWith(policy.Autonomous), &ev, policy.Fix))
+	if err != nil || rep.HeadSHA != head || rep.Outcome != policy.Applied {
+		t.Fatalf("%s %s %s %v", rep.HeadSHA, rep.Outcome, rep.Reason, err)
+	}
+	if got := gitT(t, e.remote, "show", rep.Commit+":NOTES.md"); got != "from a pull request" {
+		t.Errorf("the change is not on the pull request's head: %q", got)
+	}
+	if treeHash(t, e.checkout) != before {
+		t.Error("the checkout changed")
+	}
+}

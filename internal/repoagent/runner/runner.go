@@ -166,8 +166,10 @@ type Scratch struct {
 
 // NewScratch clones r into a new directory under parent, borrowing r's
 // objects (git clone --shared, which writes nothing into r), and checks out
-// sha.
-func (r *Repo) NewScratch(ctx context.Context, parent, sha string) (*Scratch, error) {
+// sha. A commit r does not have (a pull request's head, say) is fetched
+// into the scratch clone from fetchURL, when one is given, with token as
+// for Push.
+func (r *Repo) NewScratch(ctx context.Context, parent, sha, fetchURL, token string) (*Scratch, error) {
 	if !ValidSHA(sha) {
 		return nil, fmt.Errorf("commit id %q refused", sha)
 	}
@@ -185,11 +187,27 @@ func (r *Repo) NewScratch(ctx context.Context, parent, sha string) (*Scratch, er
 		s.Close()
 		return nil, err
 	}
+	if _, err := git(ctx, roots, s.Dir, nil, nil, "cat-file", "-e", sha+"^{commit}"); err != nil && fetchURL != "" && !strings.HasPrefix(fetchURL, "-") {
+		if _, err := git(ctx, roots, s.Dir, nil, authEnv(fetchURL, token), "fetch", "--quiet", "--no-tags", "--", fetchURL, sha); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("fetch %s: %w", sha, err)
+		}
+	}
 	if _, err := git(ctx, roots, s.Dir, nil, nil, "checkout", "--quiet", "--detach", sha); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// authEnv gives git token for an https remote as an HTTP header through
+// its environment, never on the command line.
+func authEnv(url, token string) map[string]string {
+	if token == "" || !strings.HasPrefix(url, "https://") {
+		return nil
+	}
+	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	return map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader", "GIT_CONFIG_VALUE_0": header}
 }
 
 // Close removes the scratch clone.
@@ -259,12 +277,7 @@ func (s *Scratch) Push(ctx context.Context, url, commit, branch, defaultBranch, 
 	if !ValidSHA(commit) || url == "" || strings.HasPrefix(url, "-") {
 		return errors.New("push: bad commit or remote")
 	}
-	env := map[string]string{}
-	if token != "" && strings.HasPrefix(url, "https://") {
-		header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-		env = map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader", "GIT_CONFIG_VALUE_0": header}
-	}
-	_, err := git(ctx, s.roots, s.Dir, nil, env, "push", "--quiet", "--", url, commit+":refs/heads/"+branch)
+	_, err := git(ctx, s.roots, s.Dir, nil, authEnv(url, token), "push", "--quiet", "--", url, commit+":refs/heads/"+branch)
 	return err
 }
 

@@ -113,7 +113,7 @@ func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
 	if _, ok, err := r.FileAt(ctx, sha, ".agent-zero.yml"); ok || err != nil {
 		t.Fatalf("a missing file: %v %v", ok, err)
 	}
-	s, err := r.NewScratch(ctx, t.TempDir(), sha)
+	s, err := r.NewScratch(ctx, t.TempDir(), sha, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestPushOnlyToNewAgentBranches(t *testing.T) {
 	r, _ := OpenRepo(checkout)
 	defer r.Close()
 	sha, _ := r.BranchSHA(ctx, "origin", "main")
-	s, err := r.NewScratch(ctx, t.TempDir(), sha)
+	s, err := r.NewScratch(ctx, t.TempDir(), sha, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
