@@ -117,35 +117,28 @@ func (t *task) run(ctx context.Context) error {
 	t.repo = repo
 	t.paths = append(t.paths, repo.Dir(), o.RepoDir)
 
-	// The policy, from the default branch at a pinned commit.
+	// The default branch, and the commit it is at now on the remote (else
+	// as the checkout last saw it): the policy is read there.
+	url, _ := repo.RemoteURL(ctx, o.Remote)
 	if o.Event != nil && o.Event.DefaultBranch != "" && runner.ValidBranch(o.Event.DefaultBranch) {
 		t.def = o.Event.DefaultBranch
 	} else if t.def, err = repo.DefaultBranch(ctx, o.Remote); err != nil {
 		return err
 	}
-	if rep.PolicySHA, err = repo.BranchSHA(ctx, o.Remote, t.def); err != nil {
-		return fmt.Errorf("the default branch %s: %w", t.def, err)
-	}
-	t.policy = policy.Default()
-	if data, ok, err := repo.FileAt(ctx, rep.PolicySHA, PolicyFile); err != nil {
-		return err
-	} else if ok {
-		var perr error
-		if t.policy, perr = policy.ParseRepoOrObserve(data, knownRisk); perr != nil {
-			rep.PolicyError = perr.Error() + " (so the run observes only)"
+	if rep.PolicySHA, err = repo.RemoteHead(ctx, url, t.def, o.PushToken); err != nil {
+		if rep.PolicySHA, err = repo.BranchSHA(ctx, o.Remote, t.def); err != nil {
+			return fmt.Errorf("the default branch %s: %w", t.def, err)
 		}
 	}
-	rep.Mode = policy.Effective(o.Operator.Ceiling, t.policy.Mode, o.Requested)
 
-	// What to review: the event's head, else the checkout's HEAD.
+	// What to review: the event's head, else the checkout's HEAD. A head
+	// the checkout lacks (a new pull request commit) is fetched into the
+	// scratch clone, never into the checkout.
 	rev := "HEAD"
 	if o.Event != nil && o.Event.HeadSHA != "" {
 		rev = o.Event.HeadSHA
 	}
-	url, _ := repo.RemoteURL(ctx, o.Remote)
 	if rep.HeadSHA, err = repo.Resolve(ctx, rev); err != nil {
-		// A head the checkout lacks (a new pull request commit) is
-		// fetched into the scratch clone, never into the checkout.
 		if o.Event == nil || !runner.ValidSHA(o.Event.HeadSHA) || url == "" {
 			return err
 		}
@@ -157,6 +150,10 @@ func (t *task) run(ctx context.Context) error {
 	}
 	defer scratch.Close()
 	t.paths = append(t.paths, scratch.Dir)
+	if err := t.readPolicy(ctx, scratch, url); err != nil {
+		return err
+	}
+	rep.Mode = policy.Effective(o.Operator.Ceiling, t.policy.Mode, o.Requested)
 
 	if o.Model == nil {
 		return errors.New("no model is configured: set AGENT_ZERO_MODEL_BASE_URL and AGENT_ZERO_MODEL")
@@ -170,6 +167,24 @@ func (t *task) run(ctx context.Context) error {
 		return err
 	}
 	return t.authorize(ctx, scratch, false)
+}
+
+// readPolicy reads .agent-zero.yml at the pinned commit; a policy that
+// does not parse makes the run observe, and the report says why.
+func (t *task) readPolicy(ctx context.Context, scratch *runner.Scratch, url string) error {
+	t.policy = policy.Default()
+	if err := scratch.Ensure(ctx, t.rep.PolicySHA, url, t.o.PushToken); err != nil {
+		return err
+	}
+	data, ok, err := scratch.FileAt(ctx, t.rep.PolicySHA, PolicyFile)
+	if err != nil || !ok {
+		return err
+	}
+	var perr error
+	if t.policy, perr = policy.ParseRepoOrObserve(data, knownRisk); perr != nil {
+		t.rep.PolicyError = perr.Error() + " (so the run observes only)"
+	}
+	return nil
 }
 
 // authorize sends the proposed diff through the chain, and applies it if
@@ -333,13 +348,6 @@ func (t *task) approve(ctx context.Context, id string) error {
 	defer repo.Close()
 	t.repo = repo
 	t.paths = append(t.paths, repo.Dir(), h.RepoDir)
-	// The policy as it was pinned when the change was held.
-	t.policy = policy.Default()
-	if data, ok, err := repo.FileAt(ctx, h.PolicySHA, PolicyFile); err != nil {
-		return err
-	} else if ok {
-		t.policy, _ = policy.ParseRepoOrObserve(data, knownRisk)
-	}
 	url, _ := repo.RemoteURL(ctx, h.Remote)
 	scratch, err := repo.NewScratch(ctx, o.Scratch, h.HeadSHA, url, o.PushToken)
 	if err != nil {
@@ -347,6 +355,10 @@ func (t *task) approve(ctx context.Context, id string) error {
 	}
 	defer scratch.Close()
 	t.paths = append(t.paths, scratch.Dir)
+	// The policy as it was pinned when the change was held.
+	if err := t.readPolicy(ctx, scratch, url); err != nil {
+		return err
+	}
 	return t.authorize(ctx, scratch, true)
 }
 

@@ -434,3 +434,25 @@ func TestFetchesAHeadTheCheckoutLacks(t *testing.T) {
 		t.Error("the checkout changed")
 	}
 }
+
+// TestPolicyIsTheRemotesCurrent: a policy tightened on the remote's default
+// branch applies at once, though the checkout has not fetched it: the
+// pinned commit is the remote's, fetched into the scratch clone.
+func TestPolicyIsTheRemotesCurrent(t *testing.T) {
+	e := setup(t, fixPolicy)
+	other := filepath.Join(t.TempDir(), "other")
+	gitT(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
+	os.WriteFile(filepath.Join(other, PolicyFile), []byte("mode: observe\n"), 0o644)
+	gitT(t, other, "commit", "--quiet", "-am", "observe only")
+	gitT(t, other, "push", "--quiet", "origin", "main")
+	tightened := gitT(t, other, "rev-parse", "HEAD")
+	before := treeHash(t, e.checkout)
+	c, _ := newModel(t, answer(fixReadme, 0.99))
+	rep, err := Run(context.Background(), e.options(c, operatorWith(policy.Autonomous), prEvent, policy.Fix))
+	if err != nil || rep.PolicySHA != tightened || rep.Mode != policy.Observe || rep.Outcome != policy.RefusedMode {
+		t.Fatalf("policy %s (want %s) mode %s outcome %s %v", rep.PolicySHA, tightened, rep.Mode, rep.Outcome, err)
+	}
+	if treeHash(t, e.checkout) != before {
+		t.Error("the checkout changed")
+	}
+}

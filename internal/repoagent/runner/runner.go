@@ -139,17 +139,21 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 	return sha, nil
 }
 
-// FileAt returns a file's content at a commit, and false when the commit
-// has no such file.
-func (r *Repo) FileAt(ctx context.Context, sha, path string) ([]byte, bool, error) {
-	if !ValidSHA(sha) {
-		return nil, false, fmt.Errorf("commit id %q refused", sha)
+// RemoteHead asks the remote at url which commit a branch is at now
+// (git ls-remote, which writes nothing).
+func (r *Repo) RemoteHead(ctx context.Context, url, branch, token string) (string, error) {
+	if !ValidBranch(branch) || url == "" || strings.HasPrefix(url, "-") {
+		return "", errors.New("ls-remote: bad branch or remote")
 	}
-	if _, err := r.git(ctx, "cat-file", "-e", sha+":"+path); err != nil {
-		return nil, false, nil
+	out, err := git(ctx, r.roots, r.dir, nil, authEnv(url, token), "ls-remote", "--heads", "--", url, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
 	}
-	out, err := git(ctx, r.roots, r.dir, nil, nil, "cat-file", "blob", sha+":"+path)
-	return out, err == nil, err
+	sha, ref, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if ref != "refs/heads/"+branch || !ValidSHA(sha) {
+		return "", fmt.Errorf("the remote has no branch %s", branch)
+	}
+	return sha, nil
 }
 
 // RemoteURL returns a remote's URL.
@@ -187,11 +191,9 @@ func (r *Repo) NewScratch(ctx context.Context, parent, sha, fetchURL, token stri
 		s.Close()
 		return nil, err
 	}
-	if _, err := git(ctx, roots, s.Dir, nil, nil, "cat-file", "-e", sha+"^{commit}"); err != nil && fetchURL != "" && !strings.HasPrefix(fetchURL, "-") {
-		if _, err := git(ctx, roots, s.Dir, nil, authEnv(fetchURL, token), "fetch", "--quiet", "--no-tags", "--", fetchURL, sha); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("fetch %s: %w", sha, err)
-		}
+	if err := s.Ensure(ctx, sha, fetchURL, token); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if _, err := git(ctx, roots, s.Dir, nil, nil, "checkout", "--quiet", "--detach", sha); err != nil {
 		s.Close()
@@ -214,6 +216,38 @@ func authEnv(url, token string) map[string]string {
 func (s *Scratch) Close() error {
 	s.roots.Close()
 	return os.RemoveAll(s.base)
+}
+
+// Ensure makes sure the scratch clone has commit sha, fetching it from url
+// (if given) when it does not: into the scratch clone, never into the
+// repository it borrows from.
+func (s *Scratch) Ensure(ctx context.Context, sha, url, token string) error {
+	if !ValidSHA(sha) {
+		return fmt.Errorf("commit id %q refused", sha)
+	}
+	if _, err := git(ctx, s.roots, s.Dir, nil, nil, "cat-file", "-e", sha+"^{commit}"); err == nil {
+		return nil
+	}
+	if url == "" || strings.HasPrefix(url, "-") {
+		return fmt.Errorf("no commit %s, and no remote to fetch it from", sha)
+	}
+	if _, err := git(ctx, s.roots, s.Dir, nil, authEnv(url, token), "fetch", "--quiet", "--no-tags", "--", url, sha); err != nil {
+		return fmt.Errorf("fetch %s: %w", sha, err)
+	}
+	return nil
+}
+
+// FileAt returns a file's content at a commit the scratch clone has, and
+// false when the commit has no such file.
+func (s *Scratch) FileAt(ctx context.Context, sha, path string) ([]byte, bool, error) {
+	if !ValidSHA(sha) {
+		return nil, false, fmt.Errorf("commit id %q refused", sha)
+	}
+	if _, err := git(ctx, s.roots, s.Dir, nil, nil, "cat-file", "-e", sha+":"+path); err != nil {
+		return nil, false, nil
+	}
+	out, err := git(ctx, s.roots, s.Dir, nil, nil, "cat-file", "blob", sha+":"+path)
+	return out, err == nil, err
 }
 
 // Roots confines reading to the scratch clone's files.

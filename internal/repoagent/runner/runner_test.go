@@ -107,17 +107,21 @@ func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, ok, err := r.FileAt(ctx, sha, "README.md"); err != nil || !ok || string(data) != "hello\n" {
-		t.Fatalf("FileAt = %q %v %v", data, ok, err)
-	}
-	if _, ok, err := r.FileAt(ctx, sha, ".agent-zero.yml"); ok || err != nil {
-		t.Fatalf("a missing file: %v %v", ok, err)
+	url, _ := r.RemoteURL(ctx, "origin")
+	if remoteSHA, err := r.RemoteHead(ctx, url, "main", ""); err != nil || remoteSHA != sha {
+		t.Fatalf("RemoteHead = %s, %v; want %s", remoteSHA, err, sha)
 	}
 	s, err := r.NewScratch(ctx, t.TempDir(), sha, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if data, ok, err := s.FileAt(ctx, sha, "README.md"); err != nil || !ok || string(data) != "hello\n" {
+		t.Fatalf("FileAt = %q %v %v", data, ok, err)
+	}
+	if _, ok, err := s.FileAt(ctx, sha, ".agent-zero.yml"); ok || err != nil {
+		t.Fatalf("a missing file: %v %v", ok, err)
+	}
 	tree, err := s.Apply(ctx, readmeDiff)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +140,6 @@ func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, _ := r.RemoteURL(ctx, "origin")
 	if err := s.Push(ctx, url, commit, BranchPrefix+"task-1", branch, ""); err != nil {
 		t.Fatal(err)
 	}
