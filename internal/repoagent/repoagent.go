@@ -34,6 +34,10 @@ import (
 // DefaultAddr is where `zero agent serve` listens.
 const DefaultAddr = "127.0.0.1:7078"
 
+// TaskTimeout bounds one queued task: a model review, then up to 20 checks
+// of at most 10 minutes each would not fit in River's default minute.
+const TaskTimeout = time.Hour
+
 // The environment variables Agent Zero reads, and no others (besides
 // those package model reads: AGENT_ZERO_MODEL_BASE_URL,
 // AGENT_ZERO_MODEL_API_KEY and AGENT_ZERO_MODEL).
@@ -226,6 +230,7 @@ func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready 
 		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:     workers,
 		MaxAttempts: 3,
+		JobTimeout:  TaskTimeout,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
