@@ -357,25 +357,7 @@ func (sc *scanner) skip(depth int) error {
 			}
 		}
 	case c == '[':
-		sc.i++
-		if sc.peek() == ']' {
-			sc.i++
-			return nil
-		}
-		for {
-			if err := sc.skip(depth + 1); err != nil {
-				return err
-			}
-			switch sc.peek() {
-			case ',':
-				sc.i++
-			case ']':
-				sc.i++
-				return nil
-			default:
-				return sc.unexpected("',' or ']'")
-			}
-		}
+		return sc.array(func() error { return sc.skip(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
 		return sc.number()
 	case c == 't':
