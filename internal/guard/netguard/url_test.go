@@ -3,12 +3,12 @@ package netguard
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/zero-dev/zero/internal/testnet"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -75,31 +75,15 @@ func TestCheckURL(t *testing.T) {
 // client itself, aimed at a listener that counts connections, with a
 // resolver that counts lookups: neither may see anything.
 func TestRefusedSchemesDoNoNetworkIO(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln := testnet.Listen(t)
 	res := &fakeResolver{names: map[string][]netip.Addr{"gopher.test": {netip.MustParseAddr("127.0.0.1")}}}
 	client := NewClient(Options{Resolver: res})
-	port := ln.Addr().(*net.TCPAddr).Port
 	for _, raw := range []string{
 		"file:///etc/passwd",
 		"file://localhost/etc/passwd",
-		"gopher://" + ln.Addr().String() + "/_INFO",
-		"gopher://gopher.test:" + itoa(port) + "/_INFO",
-		"ftp://" + ln.Addr().String() + "/",
+		"gopher://" + ln.Addr + "/_INFO",
+		"gopher://gopher.test:" + ln.Port + "/_INFO",
+		"ftp://" + ln.Addr + "/",
 	} {
 		if _, err := CheckURL(raw); !errors.Is(err, ErrURL) {
 			t.Errorf("CheckURL(%q) = %v, want ErrURL", raw, err)
@@ -117,11 +101,11 @@ func TestRefusedSchemesDoNoNetworkIO(t *testing.T) {
 		}
 	}
 	// Prove the listener counts: a plain http request reaches it.
-	if resp, err := client.Get("http://" + ln.Addr().String() + "/"); err == nil {
+	if resp, err := client.Get("http://" + ln.Addr + "/"); err == nil {
 		resp.Body.Close()
 	}
 	ln.Close()
-	if n := accepted.Load(); n != 1 {
+	if n := ln.Accepted(); n != 1 {
 		t.Errorf("%d connections accepted, want only the control request's", n)
 	}
 	if n := res.lookups.Load(); n != 0 {

@@ -3,18 +3,17 @@ package spawn
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/testnet"
 )
 
 // requireIsolation skips a test when bubblewrap does not work here, unless
@@ -44,7 +43,8 @@ func runIsolated(t *testing.T, c Cmd) Result {
 // sandbox.
 func TestIsolationNoNetwork(t *testing.T) {
 	requireIsolation(t)
-	port, accepted := countingListener(t)
+	ln := testnet.Listen(t)
+	port := ln.Port
 	connect := Cmd{Program: "bash", Args: []string{"-c", "echo hi > /dev/tcp/127.0.0.1/" + port}}
 
 	res := runIsolated(t, connect)
@@ -52,7 +52,7 @@ func TestIsolationNoNetwork(t *testing.T) {
 		t.Errorf("sandboxed connect to 127.0.0.1:%s succeeded", port)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := accepted.Load(); n != 0 {
+	if n := ln.Accepted(); n != 0 {
 		t.Fatalf("the server accepted %d connections from the sandbox", n)
 	}
 
@@ -61,10 +61,7 @@ func TestIsolationNoNetwork(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("unsandboxed connect failed: %s", res.Stderr)
 	}
-	for deadline := time.Now().Add(5 * time.Second); accepted.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if accepted.Load() != 1 {
+	if ln.WaitAccepted(1, 5*time.Second) != 1 {
 		t.Errorf("unsandboxed connect was not accepted")
 	}
 }
@@ -303,27 +300,4 @@ func TestIsolationUnavailable(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("fallback did not run: %v", err)
 	}
-}
-
-// countingListener listens on the host's loopback until the test ends and
-// counts the connections it accepts.
-func countingListener(t *testing.T) (port string, accepted *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accepted = new(atomic.Int32)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), accepted
 }

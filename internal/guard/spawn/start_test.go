@@ -16,8 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/testnet"
 )
 
 // mcpServerEnv, set in the environment of this test binary, makes it an MCP
@@ -584,7 +586,8 @@ func TestIsolationStartEcho(t *testing.T) {
 // command reaches without the sandbox.
 func TestIsolationStartNoNetwork(t *testing.T) {
 	requireIsolation(t)
-	port, accepted := countingListener(t)
+	ln := testnet.Listen(t)
+	port := ln.Port
 	// The child connects when told to on stdin, and says how it went.
 	script := `read go; if echo hi 2>/dev/null > /dev/tcp/127.0.0.1/` + port + `; then echo connected; else echo refused; fi; cat`
 	connect := func(iso Isolation) string {
@@ -601,17 +604,14 @@ func TestIsolationStartNoNetwork(t *testing.T) {
 		t.Errorf("sandboxed connect to 127.0.0.1:%s: %q", port, got)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := accepted.Load(); n != 0 {
+	if n := ln.Accepted(); n != 0 {
 		t.Fatalf("the server accepted %d connections from the sandbox", n)
 	}
 	// The same command without the sandbox does connect: the probe works.
 	if got := connect(None); got != "connected\n" {
 		t.Fatalf("unsandboxed connect: %q", got)
 	}
-	for deadline := time.Now().Add(5 * time.Second); accepted.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if accepted.Load() != 1 {
+	if ln.WaitAccepted(1, 5*time.Second) != 1 {
 		t.Errorf("unsandboxed connect was not accepted")
 	}
 }

@@ -6,17 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/testnet"
 )
 
 // gitT runs git for a test fixture.
@@ -227,33 +226,15 @@ func TestContainedChecksCannotReachLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatalf("build dial: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	dial := [][]string{{filepath.Join(dir, "dial"), ln.Addr().String()}}
+	ln := testnet.Listen(t)
+	dial := [][]string{{filepath.Join(dir, "dial"), ln.Addr}}
 	ctx := context.Background()
 	contained, err := RunChecks(ctx, dir, dial, true)
-	if err != nil || contained.Isolation != Container || contained.Passed || accepted.Load() != 0 {
-		t.Fatalf("contained: %+v %v, %d accepted", contained, err, accepted.Load())
+	if err != nil || contained.Isolation != Container || contained.Passed || ln.Accepted() != 0 {
+		t.Fatalf("contained: %+v %v, %d accepted", contained, err, ln.Accepted())
 	}
 	open, err := RunChecks(ctx, dir, dial, false)
-	for deadline := time.Now().Add(5 * time.Second); accepted.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil || !open.Passed || accepted.Load() != 1 {
-		t.Fatalf("not contained: %+v %v, %d accepted", open, err, accepted.Load())
+	if n := ln.WaitAccepted(1, 5*time.Second); err != nil || !open.Passed || n != 1 {
+		t.Fatalf("not contained: %+v %v, %d accepted", open, err, n)
 	}
 }
