@@ -151,13 +151,17 @@ func toolFuncs(roots *fsroot.Set) map[string]model.ToolFunc {
 		dec.DisallowUnknownFields()
 		return dec.Decode(v)
 	}
+	// pathArg reads the arguments of a tool that takes only a path.
+	pathArg := func(raw json.RawMessage) (*fsroot.Path, error) {
+		var a struct{ Path string }
+		if err := args(raw, &a); err != nil {
+			return nil, err
+		}
+		return resolve(a.Path)
+	}
 	return map[string]model.ToolFunc{
 		"read_file": func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a struct{ Path string }
-			if err := args(raw, &a); err != nil {
-				return "", err
-			}
-			p, err := resolve(a.Path)
+			p, err := pathArg(raw)
 			if err != nil {
 				return "", err
 			}
@@ -165,11 +169,7 @@ func toolFuncs(roots *fsroot.Set) map[string]model.ToolFunc {
 			return string(data), err
 		},
 		"list_files": func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a struct{ Path string }
-			if err := args(raw, &a); err != nil {
-				return "", err
-			}
-			p, err := resolve(a.Path)
+			p, err := pathArg(raw)
 			if err != nil {
 				return "", err
 			}

@@ -336,8 +336,7 @@ func (t *task) approve(ctx context.Context, id string) error {
 	if err := o.State.MarkApproved(ctx, id); err != nil {
 		return err
 	}
-	o.Remote, t.def = h.Remote, h.DefaultBranch
-	t.o.Remote = h.Remote
+	t.o.Remote, t.def = h.Remote, h.DefaultBranch
 	rep.Repo, rep.Work, rep.HeadSHA, rep.PolicySHA = h.RepoName, policy.Work(h.Work), h.HeadSHA, h.PolicySHA
 	rep.Mode, _ = policy.ParseMode(h.Mode)
 	rep.Review = Review{Diff: h.Diff, Confidence: h.Confidence}
