@@ -103,6 +103,7 @@ type task struct {
 	repo     *runner.Repo
 	policy   policy.Repo
 	def      string // the default branch
+	url      string // the remote's URL: fetches and the push go there
 	paths    []string
 	proposal string
 }
@@ -119,7 +120,8 @@ func (t *task) run(ctx context.Context) error {
 
 	// The default branch, and the commit it is at now on the remote (else
 	// as the checkout last saw it): the policy is read there.
-	url, _ := repo.RemoteURL(ctx, o.Remote)
+	t.url, _ = repo.RemoteURL(ctx, o.Remote)
+	url := t.url
 	if o.Event != nil && o.Event.DefaultBranch != "" && runner.ValidBranch(o.Event.DefaultBranch) {
 		t.def = o.Event.DefaultBranch
 	} else if t.def, err = repo.DefaultBranch(ctx, o.Remote); err != nil {
@@ -150,7 +152,7 @@ func (t *task) run(ctx context.Context) error {
 	}
 	defer scratch.Close()
 	t.paths = append(t.paths, scratch.Dir)
-	if err := t.readPolicy(ctx, scratch, url); err != nil {
+	if err := t.readPolicy(ctx, scratch); err != nil {
 		return err
 	}
 	rep.Mode = policy.Effective(o.Operator.Ceiling, t.policy.Mode, o.Requested)
@@ -171,9 +173,9 @@ func (t *task) run(ctx context.Context) error {
 
 // readPolicy reads .agent-zero.yml at the pinned commit; a policy that
 // does not parse makes the run observe, and the report says why.
-func (t *task) readPolicy(ctx context.Context, scratch *runner.Scratch, url string) error {
+func (t *task) readPolicy(ctx context.Context, scratch *runner.Scratch) error {
 	t.policy = policy.Default()
-	if err := scratch.Ensure(ctx, t.rep.PolicySHA, url, t.o.PushToken); err != nil {
+	if err := scratch.Ensure(ctx, t.rep.PolicySHA, t.url, t.o.PushToken); err != nil {
 		return err
 	}
 	data, ok, err := scratch.FileAt(ctx, t.rep.PolicySHA, PolicyFile)
@@ -241,12 +243,8 @@ func (t *task) authorize(ctx context.Context, scratch *runner.Scratch, approved 
 	if rep.Commit, err = scratch.Commit(ctx, tree, rep.HeadSHA, commitMessage(rep)); err != nil {
 		return err
 	}
-	url, err := t.repo.RemoteURL(ctx, o.Remote)
-	if err != nil {
-		return err
-	}
 	rep.Branch = runner.BranchPrefix + rep.TaskID
-	if err := scratch.Push(ctx, url, rep.Commit, rep.Branch, t.def, o.PushToken); err != nil {
+	if err := scratch.Push(ctx, t.url, rep.Commit, rep.Branch, t.def, o.PushToken); err != nil {
 		rep.Branch = ""
 		return err
 	}
@@ -347,15 +345,15 @@ func (t *task) approve(ctx context.Context, id string) error {
 	defer repo.Close()
 	t.repo = repo
 	t.paths = append(t.paths, repo.Dir(), h.RepoDir)
-	url, _ := repo.RemoteURL(ctx, h.Remote)
-	scratch, err := repo.NewScratch(ctx, o.Scratch, h.HeadSHA, url, o.PushToken)
+	t.url, _ = repo.RemoteURL(ctx, h.Remote)
+	scratch, err := repo.NewScratch(ctx, o.Scratch, h.HeadSHA, t.url, o.PushToken)
 	if err != nil {
 		return err
 	}
 	defer scratch.Close()
 	t.paths = append(t.paths, scratch.Dir)
 	// The policy as it was pinned when the change was held.
-	if err := t.readPolicy(ctx, scratch, url); err != nil {
+	if err := t.readPolicy(ctx, scratch); err != nil {
 		return err
 	}
 	return t.authorize(ctx, scratch, true)
