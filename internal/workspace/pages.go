@@ -209,9 +209,6 @@ func (w *Workspace) viewOf(s servers.Server) serverView {
 	if c, _ := utf8.DecodeRuneInString(s.Config.Name); c != utf8.RuneError {
 		v.Initial = string(unicode.ToUpper(c))
 	}
-	if p, err := w.servers.Preview(s.Config, servers.Secrets{}); err == nil {
-		v.Warnings = p.Warnings
-	}
 	if !s.Approved {
 		v.Badges = append(v.Badges, badge{"waiting for approval", "unapproved"})
 	}
@@ -267,7 +264,7 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 		return err
 	}
 	v := w.viewOf(s)
-	v.Conflict = conflict
+	v.Warnings, v.Conflict = w.servers.Warnings(s.Config), conflict
 	return w.render(rw, r, c, status, "server", s.Config.Name, v)
 }
 

@@ -338,6 +338,11 @@ func (m *Manager) record(actor, action string, id int64, fingerprint string, det
 	return err
 }
 
+// Warnings lists what deserves a second look in a stored configuration.
+// Unlike Preview it does not validate c again, so a server whose
+// configuration today's policy would refuse still shows its warnings.
+func (m *Manager) Warnings(c Config) []Warning { return m.o.Policy.warnings(c) }
+
 func (m *Manager) previewOf(c Config) Preview {
 	return Preview{Config: c, Fingerprint: c.Fingerprint(), Warnings: m.o.Policy.warnings(c)}
 }
