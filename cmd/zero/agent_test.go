@@ -18,21 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// gitFixture runs git for a test fixture.
-func gitFixture(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+	"github.com/zero-dev/zero/internal/testgit"
+)
 
 const agentPolicy = `mode: fix
 autofix:
@@ -54,20 +42,7 @@ const readmeFix = `diff --git a/README.md b/README.md
 // agentRepo makes a local bare repository as the remote and a checkout of
 // it whose main holds the policy and a README with a typo.
 func agentRepo(t *testing.T) (checkout, remote string) {
-	t.Helper()
-	root := t.TempDir()
-	remote, checkout = filepath.Join(root, "remote.git"), filepath.Join(root, "widget")
-	gitFixture(t, root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
-	gitFixture(t, root, "init", "--quiet", "--initial-branch=main", checkout)
-	os.WriteFile(filepath.Join(checkout, "README.md"), []byte("helo\n"), 0o644)
-	os.WriteFile(filepath.Join(checkout, ".agent-zero.yml"), []byte(agentPolicy), 0o644)
-	gitFixture(t, checkout, "add", ".")
-	gitFixture(t, checkout, "commit", "--quiet", "-m", "first")
-	gitFixture(t, checkout, "remote", "add", "origin", remote)
-	gitFixture(t, checkout, "push", "--quiet", "origin", "main")
-	gitFixture(t, checkout, "fetch", "--quiet", "origin")
-	gitFixture(t, checkout, "remote", "set-head", "origin", "main")
-	return checkout, remote
+	return testgit.Repo(t, map[string]string{"README.md": "helo\n", ".agent-zero.yml": agentPolicy})
 }
 
 // modelServer is a local server in the OpenAI chat-completions format
@@ -105,17 +80,17 @@ func agentEnv(home, modelURL string) []string {
 // and the remote has no new branch.
 func TestAgentRunObservesByDefault(t *testing.T) {
 	checkout, remote := agentRepo(t)
-	before := dirHash(t, checkout)
+	before := testgit.TreeHash(t, checkout)
 	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout)
 	cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelServer(t, readmeFix))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "outcome: refused_mode") || !strings.Contains(string(out), "mode: observe") {
 		t.Fatalf("zero agent run: %v\n%s", err, out)
 	}
-	if dirHash(t, checkout) != before {
+	if testgit.TreeHash(t, checkout) != before {
 		t.Error("an observe run changed the checkout")
 	}
-	if refs := gitFixture(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+	if refs := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
 		t.Errorf("refs on the remote: %s", refs)
 	}
 }
@@ -142,12 +117,12 @@ func TestAgentWebhookEndToEnd(t *testing.T) {
 	}
 	var branch string
 	for deadline := time.Now().Add(60 * time.Second); branch == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		branch = gitFixture(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/")
+		branch = testgit.Run(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/")
 	}
 	if branch == "" {
 		t.Fatal("no branch was pushed")
 	}
-	if got := gitFixture(t, remote, "show", branch+":README.md"); got != "hello" {
+	if got := testgit.Run(t, remote, "show", branch+":README.md"); got != "hello" {
 		t.Errorf("the pushed README: %q", got)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -194,7 +169,7 @@ func startAgentServe(t *testing.T, home, operator, modelURL string) (*exec.Cmd, 
 // HEAD, signed with secret, and returns the status.
 func sendPullRequest(t *testing.T, base, checkout, secret string) int {
 	t.Helper()
-	head := gitFixture(t, checkout, "rev-parse", "HEAD")
+	head := testgit.Run(t, checkout, "rev-parse", "HEAD")
 	body, _ := json.Marshal(map[string]any{"action": "opened", "number": 7,
 		"pull_request": map[string]any{"number": 7, "title": "Typo", "body": "please fix", "head": map[string]any{"sha": head}},
 		"repository":   map[string]any{"full_name": "acme/widget", "default_branch": "main"}})
@@ -234,7 +209,7 @@ func TestAgentWebhookCannotRaiseMode(t *testing.T) {
 	if !bytes.Contains(out, []byte("outcome=refused_mode mode=observe")) {
 		t.Errorf("the webhook's run: %s", out)
 	}
-	if refs := gitFixture(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+	if refs := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
 		t.Errorf("refs on the remote: %s", refs)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -268,7 +243,7 @@ func TestAgentApproveCommand(t *testing.T) {
 	if out, err := approve.CombinedOutput(); err != nil || !strings.Contains(string(out), "outcome: applied") {
 		t.Fatalf("zero agent approve: %v\n%s", err, out)
 	}
-	if branch := gitFixture(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/"); branch == "" {
+	if branch := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/"); branch == "" {
 		t.Error("no branch after the approval")
 	}
 }
@@ -279,23 +254,4 @@ func writeEvent(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "event.json")
 	os.WriteFile(path, []byte(`{"Forge":"github","Kind":"pull_request","Action":"opened","Repo":"acme/widget","Number":7}`), 0o644)
 	return path
-}
-
-// dirHash hashes every file under dir, .git included, with its mode.
-func dirHash(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(dir, path)
-		io.WriteString(h, rel+" "+info.Mode().String()+"\n")
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(path)
-			h.Write(data)
-		}
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -255,7 +256,27 @@ func TestBrowserApprovalFlow(t *testing.T) {
 	} else if svg, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(logo.Value, "data:image/svg+xml;base64,")); bytes.Contains(svg, []byte("script")) || bytes.Contains(svg, []byte("onload")) {
 		t.Errorf("the logo kept its script: %s", svg)
 	}
+	// Words wrap whole: a tool's name breaks only where a line must, never
+	// inside a word that fits (CSS word-break: break-all did).
+	if style := run(t, tab, chromedp.Evaluate[string](`(() => {
+		const c = getComputedStyle(document.querySelector("table.tools td code"));
+		return c.wordBreak + " " + c.overflowWrap;
+	})()`)); strings.Contains(style, "break-all") || strings.Contains(style, "anywhere") {
+		t.Errorf("tool names break mid-word: %s", style)
+	}
 	screenshot(t, tab, "server")
+	// Dark mode follows the system's preference.
+	light := run(t, tab, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	dark := run(t, tab, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	if dark == light || dark != "rgb(13, 17, 23)" {
+		t.Errorf("prefers-color-scheme dark: background %s, light %s", dark, light)
+	}
+	screenshot(t, tab, "server-dark")
+	chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 	do(t, tab, chromedp.Navigate(srv.base+"/servers"), chromedp.WaitVisible(chromedp.CSS("table.servers")))
 	html()
 	screenshot(t, tab, "servers")

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +64,22 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"mcp", "filesystem", "--allow-remote", dir}, 2, "--allow-remote needs --http"},
 		{[]string{"version", "x"}, 2, "takes no arguments"},
 		{[]string{"help", "nope"}, 2, "unknown command"},
+		{[]string{"help", "servers", "nope"}, 2, `unknown subcommand "nope" for 'zero servers'`},
+		{[]string{"servers"}, 2, "missing subcommand: want one of list, preview, add"},
+		{[]string{"servers", "remove"}, 2, `unknown subcommand "remove"`},
+		{[]string{"servers", "add"}, 2, "zero servers add: missing --name and --command (the program to run); for an http or sse server, give --kind and --url instead"},
+		{[]string{"servers", "preview", "--name", "x"}, 2, "missing --command"},
+		{[]string{"servers", "add", "--command", "/bin/true"}, 2, "missing --name\n"},
+		{[]string{"servers", "add", "--name", "x", "--kind", "http"}, 2, "missing --url (the server's https URL)"},
+		{[]string{"servers", "add", "--name", "x", "--kind", "ftp"}, 2, `--kind "ftp": want stdio, http or sse`},
+		{[]string{"servers", "add", "--name", "x", "--command", "/bin/true", "extra"}, 2, "unexpected arguments"},
+		{[]string{"servers", "list", "--name", "x"}, 2, "flag --name belongs to 'zero servers preview'; 'zero servers list' does not take it"},
+		{[]string{"servers", "list", "--bogus"}, 2, "unknown flag --bogus for 'zero servers list'"},
+		{[]string{"servers", "list", "--addr", "0.0.0.0:7077"}, 2, "--addr"},
+		{[]string{"audit"}, 2, "missing subcommand: want one of verify"},
+		{[]string{"agent", "run"}, 2, "--repo is required"},
+		{[]string{"agent", "approve"}, 2, "missing arguments"},
+		{[]string{"login", "x"}, 2, "unexpected arguments"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)
@@ -84,6 +102,10 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"help", "mcp"}, "--allow-remote"},
 		{[]string{"mcp", "--help"}, "filesystem"},
 		{[]string{"mcp", "filesystem", "-h"}, "usage: zero mcp filesystem"},
+		{[]string{"servers", "add", "--help"}, "--command PROGRAM"},
+		{[]string{"help", "servers", "add"}, "--command PROGRAM"},
+		{[]string{"servers", "-h"}, "Subcommands:"},
+		{[]string{"version", "-h"}, "usage: zero version"},
 		{[]string{"version"}, "zero "},
 	}
 	for _, tt := range tests {
@@ -99,4 +121,74 @@ func TestParseFlagsInterspersed(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "loopback") {
 		t.Errorf("a flag after the directory was not parsed: exit %d %q", code, stderr)
 	}
+}
+
+// TestEveryFlagInHelp walks the whole command tree and checks that each
+// command's help, asked for either way (zero help PATH, zero PATH --help),
+// is the same and lists every flag of its FlagSet with its meaning and its
+// default.
+func TestEveryFlagInHelp(t *testing.T) {
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	commands, flags := 0, 0
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Subcommands {
+			walk(sub)
+		}
+		if c.parent == nil || c.Name == "help" {
+			return
+		}
+		commands++
+		words := strings.Fields(c.path())
+		code, viaHelp, stderr := run(t, append([]string{"help"}, words...)...)
+		if code != 0 || stderr != "" {
+			t.Errorf("zero help %s: exit %d, stderr %q", c.path(), code, stderr)
+		}
+		code, viaFlag, stderr := run(t, append(words, "--help")...)
+		if code != 0 || stderr != "" || viaFlag != viaHelp {
+			t.Errorf("zero %s --help: exit %d, stderr %q, and it differs from zero help %s:\n%s\n---\n%s", c.path(), code, stderr, c.path(), viaFlag, viaHelp)
+		}
+		if !strings.HasPrefix(viaHelp, "usage: zero "+c.path()) {
+			t.Errorf("zero help %s does not begin with its usage: %q", c.path(), firstLine(viaHelp))
+		}
+		help := squash(viaHelp)
+		for _, sub := range c.Subcommands {
+			if !strings.Contains(help, sub.Name+" "+squash(sub.Short)) {
+				t.Errorf("zero help %s does not list %s", c.path(), sub.Name)
+			}
+		}
+		if c.Flag == nil {
+			return
+		}
+		c.Flag.VisitAll(func(f *flag.Flag) {
+			flags++
+			arg, usage := flag.UnquoteUsage(f)
+			want := []string{strings.TrimSpace("--" + f.Name + " " + arg), squash(usage)}
+			for _, w := range want {
+				if !strings.Contains(help, w) {
+					t.Errorf("zero help %s lacks %q of flag --%s", c.path(), w, f.Name)
+				}
+			}
+			def := squash(f.DefValue)
+			if !isZeroDefault(def) && !strings.Contains(help, "(default "+def+")") && !strings.Contains(help, "(default "+strconv.Quote(def)+")") {
+				t.Errorf("zero help %s lacks the default %q of flag --%s", c.path(), def, f.Name)
+			}
+		})
+	}
+	walk(tree())
+	// The tree has every leaf: a walk that missed subcommands would pass.
+	if commands < 20 || flags < 50 {
+		t.Errorf("walked %d commands and %d flags; want the whole tree", commands, flags)
+	}
+	_, out, _ := run(t, "servers", "add", "--help")
+	for _, w := range []string{"--name NAME", "--command PROGRAM", "--arg ARG", "--cwd DIR", "--env NAME", "--kind KIND", "(default stdio)", "--url URL", "--header NAME", "--addr ADDR", "(default 127.0.0.1:7077)", "--token-file FILE"} {
+		if !strings.Contains(squash(out), w) {
+			t.Errorf("zero servers add --help lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

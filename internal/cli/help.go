@@ -2,31 +2,138 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
-func helpCommand() *Command {
+func helpCommand(root *Command) *Command {
 	return &Command{
 		Name:      "help",
-		UsageLine: "help [command]",
+		UsageLine: "help [command [subcommand]]",
 		Short:     "print help about zero or one of its commands",
+		Long: `Help prints a command's usage, what it does, its subcommands and every flag
+it takes, with the flag's default. 'zero help servers add' and
+'zero servers add --help' print the same.
+`,
 		Run: func(_ context.Context, stdio Stdio, args []string) error {
-			switch len(args) {
-			case 0:
-				fmt.Fprint(stdio.Out, mainUsage())
-				return nil
-			case 1:
-				c := lookup(args[0])
-				if c == nil {
-					return usagef("unknown command %q", args[0])
-				}
-				fmt.Fprintf(stdio.Out, "usage: zero %s\n\n%s\n", c.UsageLine, c.Short)
-				if c.Long != "" {
-					fmt.Fprintf(stdio.Out, "\n%s", c.Long)
-				}
+			if len(args) == 0 {
+				fmt.Fprint(stdio.Out, mainUsage(root))
 				return nil
 			}
-			return usagef("takes at most one command")
+			c := root
+			for _, name := range args {
+				sub := c.lookup(name)
+				if sub == nil {
+					if c == root {
+						return usagef("unknown command %q", name)
+					}
+					return usagef("unknown %s %q for 'zero %s': want one of %s", c.childKind(), name, c.path(), c.names())
+				}
+				c = sub
+			}
+			fmt.Fprint(stdio.Out, c.help())
+			return nil
 		},
 	}
+}
+
+func mainUsage(root *Command) string {
+	var b strings.Builder
+	b.WriteString("Zero: MCP servers, a workspace and repository automation, built for safety.\n\nUsage:\n\n\tzero <command> [arguments]\n\nCommands:\n\n")
+	for _, c := range root.Subcommands {
+		fmt.Fprintf(&b, "\t%-10s %s\n", c.Name, c.Short)
+	}
+	b.WriteString("\nRun 'zero help <command>' for more about a command.\n")
+	return b.String()
+}
+
+// help is the command's help: usage, summary, the long text, the
+// subcommands and every flag of its FlagSet, with its default.
+func (c *Command) help() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: zero %s\n\n%s\n", c.UsageLine, c.Short)
+	if c.Long != "" {
+		b.WriteString("\n" + strings.TrimRight(c.Long, "\n") + "\n")
+	}
+	if len(c.Subcommands) > 0 {
+		kind := c.childKind()
+		fmt.Fprintf(&b, "\n%ss:\n\n", strings.ToUpper(kind[:1])+kind[1:])
+		for _, s := range c.Subcommands {
+			fmt.Fprintf(&b, "\t%-10s %s\n", s.Name, s.Short)
+		}
+		fmt.Fprintf(&b, "\nRun 'zero help %s <%s>' for its flags.\n", c.path(), kind)
+	}
+	if c.Flag != nil {
+		writeFlags(&b, c.Flag)
+	}
+	return b.String()
+}
+
+// writeFlags lists fs's flags: each with its value's name (the usage's
+// backquoted word), its meaning and, unless it is the zero value, its
+// default; wrapped to fit 80 columns.
+func writeFlags(b *strings.Builder, fs *flag.FlagSet) {
+	type row struct{ name, usage string }
+	var rows []row
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if arg != "" {
+			name += " " + arg
+		}
+		if !isZeroDefault(f.DefValue) {
+			def := f.DefValue
+			if strings.Contains(def, " ") {
+				def = strconv.Quote(def)
+			}
+			usage += " (default " + def + ")"
+		}
+		rows = append(rows, row{name, usage})
+		width = max(width, len(name))
+	})
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nFlags:\n\n")
+	width = min(width, 24) // a longer name gets a line of its own
+	for _, r := range rows {
+		lines := wrap(r.usage, 80-8-width-2)
+		if len(r.name) > width {
+			fmt.Fprintf(b, "\t%s\n", r.name)
+		} else {
+			fmt.Fprintf(b, "\t%-*s  %s\n", width, r.name, lines[0])
+			lines = lines[1:]
+		}
+		for _, line := range lines {
+			fmt.Fprintf(b, "\t%-*s  %s\n", width, "", line)
+		}
+	}
+}
+
+func isZeroDefault(v string) bool {
+	switch v {
+	case "", "false", "0", "0s":
+		return true
+	}
+	return false
+}
+
+// wrap breaks s into lines of at most width bytes, at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }

@@ -3,72 +3,59 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/workspace"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
-// zeroHome returns $ZERO_HOME, or ~/.zero.
-func zeroHome() (string, error) {
-	if h := os.Getenv("ZERO_HOME"); h != "" {
-		return filepath.Abs(h)
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("ZERO_HOME is unset and the home directory is unknown: %w", err)
-	}
-	return filepath.Join(home, ".zero"), nil
-}
-
 func serveCommand() *Command {
+	fs := flag.NewFlagSet("zero serve", flag.ContinueOnError)
+	addr := fs.String("addr", workspace.DefaultAddr, "listen on `ADDR`, a loopback address")
+	team := fs.Bool("team", false, "several users with roles (owner, member, viewer)")
+	localCA := fs.String("local-ca", "", "trust the CA certificates in PEM `FILE`, besides the system's, for the origins in ZERO_ALLOWED_LOCAL_ORIGINS only")
 	return &Command{
 		Name:      "serve",
-		UsageLine: "serve [--addr 127.0.0.1:7077] [--team]",
+		UsageLine: "serve [--addr 127.0.0.1:7077] [--team] [--local-ca FILE]",
 		Short:     "run the workspace: MCP servers behind approval, on this machine only",
 		Long: `Serve runs the workspace: a web UI and a JSON API on a loopback
 address, with its database, secrets key and audit log under $ZERO_HOME
 (default ~/.zero). It prints a one-time login link: open it in your browser
-to get a session. Agents and scripts use bearer tokens, which the owner
-creates in a browser session; approvals are browser-only.
+to get a session; 'zero login' prints a new one while it runs. Agents and
+scripts use bearer tokens, which the owner creates in a browser session;
+approvals are browser-only.
+
+Whoever can read $ZERO_HOME is its owner: the directory holds the database
+and the key that decrypts the secrets.
+
+One zero serve runs per $ZERO_HOME: it holds $ZERO_HOME/serve.lock, which
+names its URL, and a second one says where the first runs and exits 1.
 
 HTTP MCP servers on loopback, private or link-local hosts are refused unless
 their origin is listed in ZERO_ALLOWED_LOCAL_ORIGINS (comma-separated, such
-as https://127.0.0.1:8443).
-
-Flags:
-
-	--addr ADDR   listen address, loopback only (default 127.0.0.1:7077)
-	--team        several users with roles (owner, member, viewer)
+as https://127.0.0.1:8443), an environment variable zero serve reads when it
+starts. A local https server with a certificate of its own is trusted with
+--local-ca, for those origins only.
 `,
-		Run: runServe,
+		Flag: fs,
+		Run: func(ctx context.Context, stdio Stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if _, err := localhttp.CheckAddr(*addr, false); err != nil {
+				return usagef("--addr: %v", err)
+			}
+			home, err := zeroHome()
+			if err != nil {
+				return usagef("%v", err)
+			}
+			origins, err := servers.ParseOrigins(os.Getenv("ZERO_ALLOWED_LOCAL_ORIGINS"))
+			if err != nil {
+				return usagef("ZERO_ALLOWED_LOCAL_ORIGINS: %v", err)
+			}
+			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
+				Stderr: stdio.Err}, *addr)
+		},
 	}
-}
-
-func runServe(ctx context.Context, stdio Stdio, args []string) error {
-	fs := flag.NewFlagSet("zero serve", flag.ContinueOnError)
-	addr := fs.String("addr", workspace.DefaultAddr, "listen address")
-	team := fs.Bool("team", false, "several users with roles")
-	rest, err := parseFlags(fs, args, stdio.Out, "usage: zero "+serveCommand().UsageLine+"\n\n"+serveCommand().Long)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usagef("unexpected arguments %q", rest)
-	}
-	if _, err := localhttp.CheckAddr(*addr, false); err != nil {
-		return usagef("--addr: %v", err)
-	}
-	home, err := zeroHome()
-	if err != nil {
-		return usagef("%v", err)
-	}
-	origins, err := servers.ParseOrigins(os.Getenv("ZERO_ALLOWED_LOCAL_ORIGINS"))
-	if err != nil {
-		return usagef("ZERO_ALLOWED_LOCAL_ORIGINS: %v", err)
-	}
-	return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, Stderr: stdio.Err}, *addr)
 }

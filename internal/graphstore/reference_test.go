@@ -4,47 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/testref"
 )
-
-// referenceServer is the reference memory server's script, installed by
-// npm in the checkout's node folder.
-const referenceServer = "../../node/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
-
-// startReference runs the reference memory server on the file at path. It
-// skips the test when node or the package is missing, unless
-// ZERO_REQUIRE_NODE is set.
-func startReference(t *testing.T, path string) *mcp.ClientSession {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	script, _ := filepath.Abs(referenceServer)
-	if err == nil {
-		_, err = os.Stat(script)
-	}
-	if err != nil {
-		if os.Getenv("ZERO_REQUIRE_NODE") != "" {
-			t.Fatalf("the reference server is required (ZERO_REQUIRE_NODE): %v", err)
-		}
-		t.Skipf("the reference server is not available: %v", err)
-	}
-	cmd := exec.Command(node, script)
-	cmd.Env = []string{"MEMORY_FILE_PATH=" + path, "PATH=" + os.Getenv("PATH")}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	client := mcp.NewClient(&mcp.Implementation{Name: "graphstore-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("start the reference server: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 // callReference calls a tool of the reference server and decodes its
 // structured result into out.
@@ -60,31 +27,6 @@ func callReference(t *testing.T, cs *mcp.ClientSession, tool string, args any, o
 			t.Fatalf("%s: %v", tool, err)
 		}
 	}
-}
-
-// wireGraph is a graph as the tools' structured output has it.
-type wireGraph struct {
-	Entities []struct {
-		Name         string   `json:"name"`
-		EntityType   string   `json:"entityType"`
-		Observations []string `json:"observations"`
-	} `json:"entities"`
-	Relations []struct {
-		From         string `json:"from"`
-		To           string `json:"to"`
-		RelationType string `json:"relationType"`
-	} `json:"relations"`
-}
-
-func (w wireGraph) graph() Graph {
-	g := Graph{Entities: []Entity{}, Relations: []Relation{}}
-	for _, e := range w.Entities {
-		g.Entities = append(g.Entities, ent(e.Name, e.EntityType, e.Observations...))
-	}
-	for _, r := range w.Relations {
-		g.Relations = append(g.Relations, rel(r.From, r.To, r.RelationType))
-	}
-	return g
 }
 
 func wireEntities(es []Entity) []map[string]any {
@@ -119,10 +61,10 @@ func TestReferenceReadsZeroFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cs := startReference(t, path)
-	var got wireGraph
+	cs := testref.Memory(t, path)
+	var got Graph // encoding/json matches entityType and the like to its fields
 	callReference(t, cs, "read_graph", map[string]any{}, &got)
-	if diff := cmp.Diff(want, got.graph()); diff != "" {
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the reference read (-zero +reference):\n%s", diff)
 	}
 	callReference(t, cs, "create_entities", map[string]any{"entities": wireEntities([]Entity{ent("by reference", "t", "é \"q\"")})}, nil)
@@ -137,7 +79,7 @@ func TestReferenceReadsZeroFile(t *testing.T) {
 // requires of Zero.
 func TestReferenceWritesGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.jsonl")
-	cs := startReference(t, path)
+	cs := testref.Memory(t, path)
 	callReference(t, cs, "create_entities", map[string]any{"entities": wireEntities(goldenGraph.Entities)}, nil)
 	callReference(t, cs, "create_relations", map[string]any{"relations": wireRelations(goldenGraph.Relations)}, nil)
 	got, err := os.ReadFile(path)

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -34,6 +33,12 @@ type Options struct {
 	Stdout io.Writer
 	// Stderr receives logs and, for HTTP, the line naming the address.
 	Stderr io.Writer
+	// GOGC is the GOGC environment variable, as the caller read it. When it
+	// is empty, Serve makes the collector run less often (400): a call
+	// that answers with a large listing allocates a few times the live
+	// heap of a server, which is small, and the default collector would
+	// run several times per call.
+	GOGC string
 }
 
 // NewServer returns an SDK server with Zero's defaults: logs go to stderr,
@@ -57,10 +62,7 @@ func Logger(stderr io.Writer) *slog.Logger {
 
 // Serve runs srv until ctx is done or, over stdio, the client closes stdin.
 func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
-	if os.Getenv("GOGC") == "" {
-		// A call that answers with a large listing allocates a few times
-		// the live heap of a server, which is small; the default collector
-		// would run several times per call.
+	if o.GOGC == "" {
 		debug.SetGCPercent(400)
 	}
 	if o.HTTP == nil {

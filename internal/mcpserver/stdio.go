@@ -17,21 +17,36 @@ import (
 )
 
 // This file holds a leaner stdio transport than the SDK's mcp.StdioTransport,
-// with the same behaviour on the wire. The SDK's transport decodes every
-// message twice (once with a streaming decoder, once more as a batch attempt),
-// allocating a fresh 32 KiB buffer each time, and re-encodes every response,
-// re-validating the result JSON that the SDK has just produced. This one reads
-// a line, decodes it once in place, and writes the response envelope around
-// the result bytes.
+// with the same behaviour on the wire, save the differences listed below. The
+// SDK's transport decodes every message twice (once with a streaming decoder,
+// once more as a batch attempt), allocating a fresh 32 KiB buffer each time,
+// and re-encodes every response, re-validating the result JSON that the SDK
+// has just produced. This one finds where a message ends, decodes it once in
+// place, and writes the response envelope around the result bytes.
 //
-// Behaviour kept from the SDK (v1.8.0):
-//   - newline-delimited JSON; a message may span lines; blank lines are skipped;
+// Behaviour kept from the SDK (v1.8.0), which FuzzStdioFraming checks:
+//   - a stream of JSON values with whitespace between them: a message may span
+//     lines, blank lines are skipped, the last message needs no newline;
+//   - the byte right after a message, if any, must be a newline or a carriage
+//     return (so a space after a message is an error, and a message may follow
+//     a lone carriage return);
 //   - a frame over MaxFrame bytes, nesting deeper than 1000, malformed JSON,
-//     anything but a newline after a message, or a bad envelope ends the
-//     connection with an error, as the SDK's does (no -32700 reply);
+//     other trailing data or a bad envelope ends the connection with an error,
+//     as the SDK's does (no -32700 reply);
 //   - object keys match case-sensitively;
 //   - JSON-RPC batches are accepted before a session negotiates 2025-06-18 or
 //     later and answered as one array, and refused after.
+//
+// Deliberate differences:
+//   - Zero checks the byte after every message, waiting for it if need be; the
+//     SDK checks it only if its decoder has read it already, so a message that
+//     ends one of its reads escapes the check.
+//   - A batch's notifications wait for no response. The SDK keys a batch's
+//     requests by ID, notifications included (all with the zero ID), so it
+//     refuses a batch with two notifications, or with one after an earlier
+//     batch with one, and never answers a batch that holds one.
+//   - MaxFrame counts a frame's bytes, the whitespace before it included; the
+//     SDK counts what its decoder reads, which may run into the next frame.
 
 // MaxFrame is the largest message the stdio transport reads, as the SDK's
 // mcp.DefaultMaxLineLength.
@@ -116,62 +131,86 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 	}
 }
 
-// readFrame returns the next JSON value, which must be followed by a newline
-// or the end of input.
+// readFrame returns the next JSON value as the SDK's decoder reads it:
+// whitespace before it is skipped, and the byte after it, if any, must be a
+// newline or a carriage return. A value may span lines and reads. The frame's
+// bytes, the whitespace before it included, count towards MaxFrame.
 func readFrame(r *bufio.Reader) ([]byte, error) {
-	var data []byte
+	n := 0
 	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			err = nil
+		if _, err := r.Peek(1); err != nil {
+			return nil, err // io.EOF after whitespace alone is a clean end
 		}
-		if len(data)+len(line) > MaxFrame {
+		chunk, _ := r.Peek(r.Buffered())
+		i := 0
+		for i < len(chunk) && isSpace(chunk[i]) {
+			i++
+		}
+		r.Discard(i)
+		if n += i; n > MaxFrame {
 			return nil, errFrameTooLarge
 		}
-		data = append(data, line...)
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(trimSpace(data)) > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
+		if i < len(chunk) {
+			break
 		}
-		if len(line) > 0 && line[len(line)-1] != '\n' {
-			continue // a long line: read the rest
-		}
-		value := trimSpace(data)
-		if len(value) == 0 {
-			data = data[:0]
-			continue
-		}
-		end, complete, err := scanValue(value)
-		if err != nil {
-			return nil, err
-		}
-		if !complete {
-			continue // the value goes on on the next line
-		}
-		if rest := value[end:]; len(rest) > 0 {
-			return nil, errTrailing
-		}
-		return value, nil
 	}
+	var s valueScanner
+	var data []byte
+	for {
+		if _, err := r.Peek(1); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			if !s.endsAtEOF() {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return data, nil
+		}
+		chunk, _ := r.Peek(r.Buffered())
+		end, complete, err := s.scan(chunk)
+		if err != nil {
+			return nil, err
+		}
+		if n+len(data)+end > MaxFrame {
+			return nil, errFrameTooLarge
+		}
+		data = append(data, chunk[:end]...)
+		r.Discard(end)
+		if complete {
+			break
+		}
+	}
+	next, err := r.Peek(1)
+	switch {
+	case err == nil && next[0] != '\n' && next[0] != '\r':
+		return nil, errTrailing
+	case err != nil && !errors.Is(err, io.EOF):
+		return nil, err
+	}
+	return data, nil
 }
 
-// scanValue finds where the JSON value at the start of b ends, checking the
-// nesting depth on the way. complete is false when b ends inside the value.
-// It does not validate the JSON; the decoder does that.
-func scanValue(b []byte) (end int, complete bool, err error) {
-	depth, inString, escaped := 0, false, false
+// A valueScanner finds where a JSON value ends, across reads, checking the
+// nesting depth on the way. It does not validate the JSON; the decoder does
+// that.
+type valueScanner struct {
+	depth             int
+	inString, escaped bool
+}
+
+// scan goes on through b from where the last call left off and returns
+// where in b the value ends; complete is false when it goes on past b.
+func (s *valueScanner) scan(b []byte) (end int, complete bool, err error) {
 	for i, ch := range b {
-		if inString {
+		if s.inString {
 			switch {
-			case escaped:
-				escaped = false
+			case s.escaped:
+				s.escaped = false
 			case ch == '\\':
-				escaped = true
+				s.escaped = true
 			case ch == '"':
-				inString = false
-				if depth == 0 {
+				s.inString = false
+				if s.depth == 0 {
 					return i + 1, true, nil
 				}
 			}
@@ -179,35 +218,29 @@ func scanValue(b []byte) (end int, complete bool, err error) {
 		}
 		switch ch {
 		case '"':
-			inString = true
+			s.inString = true
 		case '{', '[':
-			depth++
-			if depth > maxDepth {
+			s.depth++
+			if s.depth > maxDepth {
 				return 0, false, errTooDeep
 			}
 		case '}', ']':
-			depth--
-			if depth <= 0 {
+			s.depth--
+			if s.depth <= 0 {
 				return i + 1, true, nil
 			}
 		case ' ', '\t', '\r', '\n':
-			if depth == 0 {
+			if s.depth == 0 {
 				return i, true, nil // the end of a bare literal
 			}
 		}
 	}
-	return len(b), depth == 0 && !inString, nil
+	return len(b), false, nil
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+// endsAtEOF reports whether the value scanned so far is complete if the
+// input ends here: a bare literal is.
+func (s *valueScanner) endsAtEOF() bool { return s.depth == 0 && !s.inString }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 

@@ -98,33 +98,36 @@ const (
 	call2      = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi <&>"}}}` + "\n"
 )
 
+// conversations are the exchanges TestStdioMatchesSDK runs through both
+// transports; FuzzStdioFraming starts from their bytes.
+var conversations = map[string][]step{
+	"call":             {{initNew, 1}, {initDone, 0}, {call2, 1}},
+	"string id":        {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":"a\"<b>","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}` + "\n", 1}},
+	"blank lines":      {{"\n\n" + initNew, 1}, {"  \n" + initDone, 0}, {"\r\n" + call2, 1}},
+	"crlf":             {{strings.TrimSuffix(initNew, "\n") + "\r\n", 1}},
+	"multi-line":       {{"{\n\"jsonrpc\": \"2.0\",\n \"id\": 1, \"method\": \"ping\"\n}\n", 1}},
+	"ping first":       {{`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n", 1}},
+	"call before init": {{call2, 1}},
+	"unknown tool":     {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}` + "\n", 1}},
+	"bad arguments":    {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":1}}}` + "\n", 1}},
+	"unknown method":   {{initNew, 1}, {`{"jsonrpc":"2.0","id":4,"method":"nope/nope"}` + "\n", 1}},
+	"malformed":        {{initNew, 1}, {"{not json}\n", 1}},
+	"truncated":        {{initNew, 1}, {`{"jsonrpc":"2.0","id":5,"method":"ping"` + "}}\n", 1}},
+	"trailing data":    {{initNew, 1}, {`{"jsonrpc":"2.0","id":5,"method":"ping"} {"x":1}` + "\n", 1}},
+	"wrong version":    {{`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n", 1}},
+	"case keys":        {{`{"JSONRPC":"2.0","ID":1,"METHOD":"ping"}` + "\n", 1}},
+	"too deep":         {{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "}\n", 1}},
+	"batch legacy": {{initLegacy, 1}, {initDone, 0},
+		{`[{"jsonrpc":"2.0","id":10,"method":"ping"},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]` + "\n", 1}},
+	"batch after 2025-06-18": {{initNew, 1}, {initDone, 0}, {`[{"jsonrpc":"2.0","id":10,"method":"ping"}]` + "\n", 1}},
+	"empty batch":            {{"[]\n", 1}},
+	"response id":            {{`{"jsonrpc":"2.0","id":99,"result":{}}` + "\n", 0}, {`{"jsonrpc":"2.0","id":8,"method":"ping"}` + "\n", 1}},
+	"no id result":           {{`{"jsonrpc":"2.0","result":{}}` + "\n", 1}},
+}
+
 // TestStdioMatchesSDK runs the same conversations through the SDK's own
 // stdio transport and through ours, and requires the same bytes back.
 func TestStdioMatchesSDK(t *testing.T) {
-	conversations := map[string][]step{
-		"call":             {{initNew, 1}, {initDone, 0}, {call2, 1}},
-		"string id":        {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":"a\"<b>","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}` + "\n", 1}},
-		"blank lines":      {{"\n\n" + initNew, 1}, {"  \n" + initDone, 0}, {"\r\n" + call2, 1}},
-		"crlf":             {{strings.TrimSuffix(initNew, "\n") + "\r\n", 1}},
-		"multi-line":       {{"{\n\"jsonrpc\": \"2.0\",\n \"id\": 1, \"method\": \"ping\"\n}\n", 1}},
-		"ping first":       {{`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n", 1}},
-		"call before init": {{call2, 1}},
-		"unknown tool":     {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}` + "\n", 1}},
-		"bad arguments":    {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":1}}}` + "\n", 1}},
-		"unknown method":   {{initNew, 1}, {`{"jsonrpc":"2.0","id":4,"method":"nope/nope"}` + "\n", 1}},
-		"malformed":        {{initNew, 1}, {"{not json}\n", 1}},
-		"truncated":        {{initNew, 1}, {`{"jsonrpc":"2.0","id":5,"method":"ping"` + "}}\n", 1}},
-		"trailing data":    {{initNew, 1}, {`{"jsonrpc":"2.0","id":5,"method":"ping"} {"x":1}` + "\n", 1}},
-		"wrong version":    {{`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n", 1}},
-		"case keys":        {{`{"JSONRPC":"2.0","ID":1,"METHOD":"ping"}` + "\n", 1}},
-		"too deep":         {{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "}\n", 1}},
-		"batch legacy": {{initLegacy, 1}, {initDone, 0},
-			{`[{"jsonrpc":"2.0","id":10,"method":"ping"},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]` + "\n", 1}},
-		"batch after 2025-06-18": {{initNew, 1}, {initDone, 0}, {`[{"jsonrpc":"2.0","id":10,"method":"ping"}]` + "\n", 1}},
-		"empty batch":            {{"[]\n", 1}},
-		"response id":            {{`{"jsonrpc":"2.0","id":99,"result":{}}` + "\n", 0}, {`{"jsonrpc":"2.0","id":8,"method":"ping"}` + "\n", 1}},
-		"no id result":           {{`{"jsonrpc":"2.0","result":{}}` + "\n", 1}},
-	}
 	sdk := func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 		return &mcp.IOTransport{Reader: in, Writer: out}
 	}
@@ -155,12 +158,21 @@ func TestScanValue(t *testing.T) {
 		{`{"a":1} x`, 7, true},
 	}
 	for _, tt := range tests {
-		end, complete, err := scanValue([]byte(tt.in))
-		if err != nil || end != tt.end || complete != tt.complete {
-			t.Errorf("scanValue(%q) = %d, %v, %v; want %d, %v", tt.in, end, complete, err, tt.end, tt.complete)
+		for k := range len(tt.in) + 1 { // the value in two reads, split at k
+			var s valueScanner
+			end, complete, err := s.scan([]byte(tt.in[:k]))
+			if !complete && err == nil {
+				var rest int
+				rest, complete, err = s.scan([]byte(tt.in[k:]))
+				end = k + rest
+			}
+			if err != nil || end != tt.end || complete != tt.complete {
+				t.Errorf("scan(%q) split at %d = %d, %v, %v; want %d, %v", tt.in, k, end, complete, err, tt.end, tt.complete)
+			}
 		}
 	}
-	if _, _, err := scanValue([]byte(strings.Repeat("[", maxDepth+1))); err == nil {
+	var s valueScanner
+	if _, _, err := s.scan([]byte(strings.Repeat("[", maxDepth+1))); err == nil {
 		t.Error("no error past the depth limit")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/guard/redact"
 )
 
 // Limits.
@@ -59,6 +60,31 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// Redact returns a copy of e with r applied to its message, so that a
+// redacted error still carries it (see [redact.Redactable]).
+func (e *StatusError) Redact(r *redact.Redactor) error {
+	return &StatusError{StatusCode: e.StatusCode, Message: r.String(e.Message)}
+}
+
+// redactor keeps the API key out of what the package returns.
+type redactor struct{ r *redact.Redactor }
+
+func newRedactor(apiKey string) redactor {
+	return redactor{redact.New(map[string]string{"API key": apiKey})}
+}
+
+// kept lists the errors a scrubbed error still matches with errors.Is.
+var kept = []error{
+	ErrConfig, ErrResponse, ErrTooManyTurns,
+	context.Canceled, context.DeadlineExceeded,
+	netguard.ErrURL, netguard.ErrBlocked, netguard.ErrBodyTooLarge, netguard.ErrRedirects,
+}
+
+// scrub returns err with the key redacted from its text, or nil for nil. It
+// still matches kept with errors.Is, and a [*StatusError] with errors.As;
+// the rest of the chain is dropped (see [redact.Redactor.Error]).
+func (r redactor) scrub(err error) error { return r.r.Error(err, kept...) }
+
 // A Client sends chat-completion requests to one endpoint. It is safe for
 // concurrent use.
 type Client struct {
@@ -72,26 +98,35 @@ type Client struct {
 }
 
 // New returns a client for cfg. A nil httpClient means a
-// [netguard.NewClient] with a [DefaultTimeout] timeout. The client never
+// [netguard.NewClient] with a [DefaultTimeout] timeout and FromEnv's scheme
+// policy. Requests go to cfg.BaseURL with its host in canonical form. The client never
 // follows a redirect (a copy of httpClient is changed so), so the API key
 // goes nowhere but cfg's endpoint. A cfg that breaks [FromEnv]'s rules makes
 // every call fail with an error wrapping [ErrConfig].
 func New(cfg Config, httpClient *http.Client) *Client {
 	if httpClient == nil {
-		httpClient = netguard.NewClient(netguard.Options{Timeout: DefaultTimeout, MaxBody: MaxResponseBody + 1})
+		o := urlPolicy
+		o.Timeout, o.MaxBody = DefaultTimeout, MaxResponseBody+1
+		httpClient = netguard.NewClient(o)
 	}
 	hc := *httpClient
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
 	c := &Client{
 		cfg:      cfg,
-		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
 		http:     &hc,
 		redactor: newRedactor(cfg.APIKey),
 		backoff:  defaultBackoff,
 		sleep:    sleep,
 	}
-	c.cfgErr = c.redactor.scrub(cfg.check(configFields))
+	u, err := cfg.check(configFields)
+	if err != nil {
+		c.cfgErr = c.redactor.scrub(err)
+		return c
+	}
+	// The canonical URL, so that whatever client sends it connects to
+	// the host that was checked.
+	c.endpoint = strings.TrimRight(u.String(), "/") + "/chat/completions"
 	return c
 }
 

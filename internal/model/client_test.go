@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/zero-dev/zero/internal/guard/netguard"
 )
 
 const testKey = "sk-proj-Zq9xT3stK3y0123456789"
@@ -524,5 +528,39 @@ func TestChatNoMessages(t *testing.T) {
 	}
 	if n := len(srv.requests()); n != 0 {
 		t.Errorf("server got %d requests, want 0", n)
+	}
+}
+
+// TestScrubKeeps checks what an error the package returns still tells its
+// caller: the sentinels in kept that it matches, and its *StatusError with
+// the message redacted; nothing else of the chain, and never the key.
+func TestScrubKeeps(t *testing.T) {
+	r := newRedactor(testKey)
+	ue := &url.Error{Op: "Post", URL: "https://api.example.com/" + testKey, Err: context.DeadlineExceeded}
+	se := &StatusError{StatusCode: http.StatusTooManyRequests, Message: "slow down, " + testKey}
+	err := r.scrub(fmt.Errorf("model request: %w; %w: %w", se, ErrResponse, ue))
+	if strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "slow down, [redacted API key]") {
+		t.Errorf("text %q", err)
+	}
+	for target, want := range map[error]bool{
+		ErrResponse: true, context.DeadlineExceeded: true,
+		ErrConfig: false, context.Canceled: false, netguard.ErrBlocked: false,
+	} {
+		if errors.Is(err, target) != want {
+			t.Errorf("errors.Is(err, %v) = %v, want %v", target, !want, want)
+		}
+	}
+	got, ok := errors.AsType[*StatusError](err)
+	if !ok || got.StatusCode != http.StatusTooManyRequests || got.Message != "slow down, [redacted API key]" {
+		t.Errorf("StatusError = %+v, %v", got, ok)
+	}
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		t.Error("errors.As reaches the *url.Error, which holds the key")
+	}
+	if again := r.scrub(err); again != err {
+		t.Errorf("scrubbing twice wrapped again: %v", again)
+	}
+	if r.scrub(nil) != nil {
+		t.Error("scrub(nil) != nil")
 	}
 }

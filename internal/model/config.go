@@ -3,12 +3,16 @@
 // talks to it. [FromEnv] reads them only from fixed environment variable
 // names (PREFIX_MODEL_BASE_URL, PREFIX_MODEL_API_KEY and PREFIX_MODEL, for
 // the prefixes AGENT_ZERO and ZERO) and refuses an endpoint that is not
-// https, except plain http to this machine over loopback. A [Client] speaks
-// the OpenAI-compatible chat-completions format with tool calling; every
-// error it returns has the API key redacted, in every form the redact
-// package knows, including the provider's own error text and transport
-// errors that echo a URL. [Client.Converse] runs the model's tool calls
-// through the functions the caller names and nothing else.
+// https, except plain http to this machine over loopback
+// ([netguard.HTTPSOrLoopbackHTTP], judged on the host in canonical form, so
+// http://0x7f000001/ is loopback and http://0xc0a80105/ is not). A [Client]
+// speaks the OpenAI-compatible chat-completions format with tool calling;
+// every error it returns has the API key redacted, in every form the redact
+// package knows, including the provider's own error text, and keeps of its
+// chain only the sentinels callers test for and a [*StatusError]
+// ([redact.Redactor.Error]), so a transport error that echoes a URL cannot
+// be unwrapped to it. [Client.Converse] runs the model's tool calls through
+// the functions the caller names and nothing else.
 //
 // The key goes in one place only: the Authorization header of requests to
 // the configured endpoint. The client does not follow redirects, so the
@@ -18,10 +22,10 @@ package model
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode"
 
-	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 )
 
@@ -48,7 +52,9 @@ type Config struct {
 
 // FromEnv reads PREFIX_MODEL_BASE_URL, PREFIX_MODEL_API_KEY and PREFIX_MODEL,
 // for prefix [PrefixAgentZero] or [PrefixZero]; any other prefix is refused
-// before a variable is read. getenv is os.Getenv in production. A refusal
+// before a variable is read. getenv is os.Getenv in production. The BaseURL
+// returned has its host in the canonical form [netguard.ParseHost] gives it
+// (http://0x7f000001/v1 comes back as http://127.0.0.1/v1). A refusal
 // wraps [ErrConfig] and never quotes the key, nor more of the URL than its
 // host (the rest could hold a token).
 func FromEnv(prefix string, getenv func(string) string) (Config, error) {
@@ -61,9 +67,11 @@ func FromEnv(prefix string, getenv func(string) string) (Config, error) {
 		Model:   getenv(prefix + "_MODEL"),
 	}
 	names := fieldNames{prefix + "_MODEL_BASE_URL", prefix + "_MODEL_API_KEY", prefix + "_MODEL"}
-	if err := cfg.check(names); err != nil {
+	u, err := cfg.check(names)
+	if err != nil {
 		return Config{}, newRedactor(cfg.APIKey).scrub(err)
 	}
+	cfg.BaseURL = u.String()
 	return cfg, nil
 }
 
@@ -73,38 +81,42 @@ type fieldNames struct{ baseURL, apiKey, model string }
 // configFields names the fields of a Config built by hand.
 var configFields = fieldNames{"Config.BaseURL", "Config.APIKey", "Config.Model"}
 
-// check applies FromEnv's rules.
-func (c Config) check(n fieldNames) error {
+// check applies FromEnv's rules, and returns the base URL with its host in
+// canonical form.
+func (c Config) check(n fieldNames) (*url.URL, error) {
 	switch {
 	case c.BaseURL == "":
-		return fmt.Errorf("%w: %s is not set", ErrConfig, n.baseURL)
+		return nil, fmt.Errorf("%w: %s is not set", ErrConfig, n.baseURL)
 	case c.Model == "":
-		return fmt.Errorf("%w: %s is not set", ErrConfig, n.model)
+		return nil, fmt.Errorf("%w: %s is not set", ErrConfig, n.model)
 	case hasControl(c.Model):
-		return fmt.Errorf("%w: %s holds a control character", ErrConfig, n.model)
+		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.model)
 	case hasControl(c.APIKey):
-		return fmt.Errorf("%w: %s holds a control character", ErrConfig, n.apiKey)
+		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.apiKey)
 	}
-	if err := checkBaseURL(c.BaseURL); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrConfig, n.baseURL, err)
+	u, err := checkBaseURL(c.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, n.baseURL, err)
 	}
-	return nil
+	return u, nil
 }
 
-// checkBaseURL accepts an http or https URL with a host, no credentials, no
-// query and no fragment; plain http only to a loopback host.
-func checkBaseURL(raw string) error {
-	u, err := netguard.CheckURL(raw)
+// urlPolicy is the endpoint's scheme policy: https, or plain http to this
+// machine over loopback.
+var urlPolicy = netguard.Options{Schemes: netguard.HTTPSOrLoopbackHTTP}
+
+// checkBaseURL accepts an https URL with a host, no credentials, no query
+// and no fragment, or the same in plain http to a loopback host, and returns
+// it with its host in canonical form.
+func checkBaseURL(raw string) (*url.URL, error) {
+	u, err := urlPolicy.CheckURL(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if strings.ContainsAny(raw, "?#") {
-		return errors.New("a query or fragment is not allowed")
+		return nil, errors.New("a query or fragment is not allowed")
 	}
-	if u.Scheme == "http" && !localhttp.IsLoopbackHost(u.Hostname()) {
-		return fmt.Errorf("plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost), not %q; use https", u.Hostname())
-	}
-	return nil
+	return u, nil
 }
 
 func hasControl(s string) bool {

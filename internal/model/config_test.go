@@ -1,7 +1,10 @@
 package model
 
 import (
+	"context"
 	"errors"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +69,48 @@ func TestFromEnv(t *testing.T) {
 			prefix: "ZERO",
 			vars:   map[string]string{"ZERO_MODEL_BASE_URL": "http://127.3.2.1/v1", "ZERO_MODEL": "m"},
 			want:   Config{BaseURL: "http://127.3.2.1/v1", Model: "m"},
+		},
+		{
+			name:   "http to a numeric spelling of loopback",
+			prefix: "ZERO",
+			vars:   map[string]string{"ZERO_MODEL_BASE_URL": "http://0x7f000001:8080/v1", "ZERO_MODEL": "m"},
+			want:   Config{BaseURL: "http://127.0.0.1:8080/v1", Model: "m"},
+		},
+		{
+			name:   "http to a decimal spelling of loopback",
+			prefix: "ZERO",
+			vars:   map[string]string{"ZERO_MODEL_BASE_URL": "http://2130706433/v1", "ZERO_MODEL": "m"},
+			want:   Config{BaseURL: "http://127.0.0.1/v1", Model: "m"},
+		},
+		{
+			name:   "http to IPv4-mapped loopback",
+			prefix: "ZERO",
+			vars:   map[string]string{"ZERO_MODEL_BASE_URL": "http://[::ffff:127.0.0.1]/v1", "ZERO_MODEL": "m"},
+			want:   Config{BaseURL: "http://[::ffff:7f00:1]/v1", Model: "m"},
+		},
+		{
+			name:   "https host canonical",
+			prefix: "ZERO",
+			vars:   map[string]string{"ZERO_MODEL_BASE_URL": "https://API.Example.COM/v1", "ZERO_MODEL": "m"},
+			want:   Config{BaseURL: "https://api.example.com/v1", Model: "m"},
+		},
+		{
+			name:    "http to a hex spelling of a private address",
+			prefix:  "ZERO",
+			vars:    map[string]string{"ZERO_MODEL_BASE_URL": "http://0xc0a80105/v1", "ZERO_MODEL": "m"},
+			wantErr: `plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost), not "192.168.1.5"`,
+		},
+		{
+			name:    "http to a name under .localhost",
+			prefix:  "ZERO",
+			vars:    map[string]string{"ZERO_MODEL_BASE_URL": "http://app.localhost/v1", "ZERO_MODEL": "m"},
+			wantErr: "plain http is allowed only to a loopback host",
+		},
+		{
+			name:    "a host the URL standard refuses",
+			prefix:  "ZERO",
+			vars:    map[string]string{"ZERO_MODEL_BASE_URL": "https://1.2.3.09/v1", "ZERO_MODEL": "m"},
+			wantErr: "not an IPv4 address",
 		},
 		{name: "unknown prefix", prefix: "OPENAI", wantErr: "unknown prefix"},
 		{name: "empty prefix", prefix: "", wantErr: "unknown prefix"},
@@ -232,5 +277,25 @@ func TestNewChecksConfig(t *testing.T) {
 	}
 	if n := len(srv.requests()); n != 0 {
 		t.Errorf("server got %d requests, want 0", n)
+	}
+}
+
+// TestNewSendsCanonicalHost checks that a base URL with a numeric spelling
+// of loopback is sent to 127.0.0.1 by address, even by a caller's client
+// that would otherwise hand the spelling to the system resolver.
+func TestNewSendsCanonicalHost(t *testing.T) {
+	srv := newFakeServer(t, reply{body: answerBody("ok")})
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	var dialled []string
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled = append(dialled, addr)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}}
+	c := New(Config{BaseURL: "http://0x7f000001:" + port + "/v1", Model: "m"}, hc)
+	if res, err := c.Chat(t.Context(), Request{Messages: userSays("hi")}); err != nil || res.Message.Content != "ok" {
+		t.Fatalf("Chat = %+v, %v", res, err)
+	}
+	if want := []string{"127.0.0.1:" + port}; !slices.Equal(dialled, want) {
+		t.Errorf("dialled %q, want %q", dialled, want)
 	}
 }

@@ -11,8 +11,8 @@ import (
 // configFrom builds a config from fuzz input: fields are separated by \x01,
 // list items by \x00, so the fuzzer moves bytes between fields and items.
 func configFrom(s string) ServerConfig {
-	f := strings.SplitN(s, "\x01", 7)
-	for len(f) < 7 {
+	f := strings.SplitN(s, "\x01", 8)
+	for len(f) < 8 {
 		f = append(f, "")
 	}
 	list := func(s string) []string {
@@ -23,7 +23,7 @@ func configFrom(s string) ServerConfig {
 	}
 	return ServerConfig{
 		Kind: f[0], Command: f[1], Args: list(f[2]), Cwd: f[3],
-		EnvNames: list(f[4]), URL: f[5], HeaderNames: list(f[6]),
+		EnvNames: list(f[4]), URL: f[5], HeaderNames: list(f[6]), Program: f[7],
 	}
 }
 

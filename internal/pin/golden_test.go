@@ -14,7 +14,9 @@ import (
 // is a breaking change: every existing approval would stop matching. A new
 // encoding gets a new version line and its own vectors beside these.
 
-var serverGoldens = []struct {
+// serverGoldensV1 are the first encoding's vectors: CanonicalV1 still opens
+// what was stored under it.
+var serverGoldensV1 = []struct {
 	name        string
 	config      ServerConfig
 	canonical   string
@@ -103,6 +105,112 @@ var serverGoldens = []struct {
 			"12:Content-Type\n",
 		fingerprint: "sha256:e8112c3b229c7c4c604021472808aa485a204afc4577efc988196f3ca4194b6a",
 	},
+}
+
+// serverGoldens are the current (v2) encoding's vectors.
+var serverGoldens = []struct {
+	name        string
+	config      ServerConfig
+	canonical   string
+	fingerprint string
+}{
+	{
+		name:   "zero value",
+		config: ServerConfig{},
+		canonical: "zero-mcp-server-v2\n" +
+			"kind 0:\n" +
+			"command 0:\n" +
+			"program 0:\n" +
+			"args 0\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 0:\n" +
+			"headers 0\n",
+		fingerprint: "sha256:9527f92b6e177c6c170429eb609c44fc3521d90191d975d3009860addcd4965b",
+	},
+	{
+		name: "stdio",
+		config: ServerConfig{
+			Kind:     "stdio",
+			Command:  "npx",
+			Program:  "/usr/share/nodejs/npm/bin/npx-cli.js",
+			Args:     []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp/x y"},
+			EnvNames: []string{"ZED_TOKEN", "API_KEY"},
+		},
+		canonical: "zero-mcp-server-v2\n" +
+			"kind 5:stdio\n" +
+			"command 3:npx\n" +
+			"program 36:/usr/share/nodejs/npm/bin/npx-cli.js\n" +
+			"args 3\n" +
+			"2:-y\n" +
+			"39:@modelcontextprotocol/server-filesystem\n" +
+			"8:/tmp/x y\n" +
+			"cwd 0:\n" +
+			"env 2\n" +
+			"7:API_KEY\n" +
+			"9:ZED_TOKEN\n" +
+			"url 0:\n" +
+			"headers 0\n",
+		fingerprint: "sha256:c1dc8f224b7bb2b3b8586ad835d68a4258b46f3e0d570059299d6df1ae0944b5",
+	},
+	{
+		name: "http",
+		config: ServerConfig{
+			Kind:        "http",
+			URL:         "https://mcp.example.com/mcp?x=1",
+			HeaderNames: []string{"x-api-key", "authorization"},
+		},
+		canonical: "zero-mcp-server-v2\n" +
+			"kind 4:http\n" +
+			"command 0:\n" +
+			"program 0:\n" +
+			"args 0\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 31:https://mcp.example.com/mcp?x=1\n" +
+			"headers 2\n" +
+			"13:Authorization\n" +
+			"9:X-Api-Key\n",
+		fingerprint: "sha256:e9174b58b90045aade0d47a20dfe1752a601b077ee78f0883472a908a8dee3c6",
+	},
+	{
+		name: "a program path with a line break",
+		config: ServerConfig{
+			Kind:    "stdio",
+			Command: "./srv",
+			Program: "/home/u/.zero/workspace/a\nb/srv",
+			Args:    []string{"program 0:"},
+		},
+		canonical: "zero-mcp-server-v2\n" +
+			"kind 5:stdio\n" +
+			"command 5:./srv\n" +
+			"program 31:/home/u/.zero/workspace/a\nb/srv\n" +
+			"args 1\n" +
+			"10:program 0:\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 0:\n" +
+			"headers 0\n",
+		fingerprint: "sha256:0210a09b55618f685a2cd1d137b075aba1d1f50a8a118143d439934321bbe873",
+	},
+}
+
+func TestServerGoldenV1(t *testing.T) {
+	for _, g := range serverGoldensV1 {
+		t.Run(g.name, func(t *testing.T) {
+			g.config.Program = "/ignored/by/v1"
+			if diff := cmp.Diff(g.canonical, string(CanonicalV1(g.config))); diff != "" {
+				t.Errorf("CanonicalV1 (-want +got):\n%s", diff)
+			}
+			if got := FingerprintV1(g.config); got != g.fingerprint {
+				t.Errorf("FingerprintV1 = %s, want %s", got, g.fingerprint)
+			}
+			sum := sha256.Sum256([]byte(g.canonical))
+			if want := "sha256:" + hex.EncodeToString(sum[:]); g.fingerprint != want {
+				t.Errorf("golden fingerprint %s is not the hash of the golden bytes (%s)", g.fingerprint, want)
+			}
+		})
+	}
 }
 
 func TestServerGolden(t *testing.T) {

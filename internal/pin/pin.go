@@ -14,6 +14,10 @@
 //
 // A fingerprint proves that a configuration is the one that was approved. It
 // says nothing about whether the program it names is safe to run.
+//
+// Server fingerprints have had two encodings. [Canonical] (v2) is the one in
+// use: it adds the absolute path the command resolved to. [CanonicalV1] is
+// kept to open what was stored under it before.
 package pin
 
 import (
@@ -27,7 +31,8 @@ import (
 // ServerConfig is what an MCP server's approval fingerprint covers.
 type ServerConfig struct {
 	Kind        string   // "stdio", "http" or "sse"
-	Command     string   // stdio
+	Command     string   // stdio, as typed
+	Program     string   // stdio: the absolute path Command resolved to; "" if it resolved to nothing (v2 only)
 	Args        []string // stdio, order matters
 	Cwd         string   // stdio, relative
 	EnvNames    []string // names only, never values; the encoding sorts them
@@ -35,14 +40,18 @@ type ServerConfig struct {
 	HeaderNames []string // names only; canonicalized (http.CanonicalHeaderKey) and sorted by the encoding
 }
 
-// serverVersion is the first line of [Canonical]'s encoding.
-const serverVersion = "zero-mcp-server-v1\n"
+// Version lines of the server encodings.
+const (
+	serverVersion   = "zero-mcp-server-v2\n"
+	serverVersionV1 = "zero-mcp-server-v1\n"
+)
 
 // Canonical returns the frozen encoding of c that [Fingerprint] hashes:
 //
-//	zero-mcp-server-v1
+//	zero-mcp-server-v2
 //	kind <len>:<Kind>
 //	command <len>:<Command>
+//	program <len>:<Program>
 //	args <count>
 //	<len>:<arg>             one line per argument, in order
 //	cwd <len>:<Cwd>
@@ -57,10 +66,24 @@ const serverVersion = "zero-mcp-server-v1\n"
 // the Kind, so nothing outside the encoding can change what runs. A nil list
 // and an empty list encode alike; duplicate names are kept.
 func Canonical(c ServerConfig) []byte {
+	return encode(c, serverVersion, true)
+}
+
+// CanonicalV1 is the first encoding: [Canonical] with the v1 version line
+// and without the program line. It is frozen; nothing new is fingerprinted
+// with it.
+func CanonicalV1(c ServerConfig) []byte {
+	return encode(c, serverVersionV1, false)
+}
+
+func encode(c ServerConfig, version string, program bool) []byte {
 	b := make([]byte, 0, 256)
-	b = append(b, serverVersion...)
+	b = append(b, version...)
 	b = appendField(b, "kind", c.Kind)
 	b = appendField(b, "command", c.Command)
+	if program {
+		b = appendField(b, "program", c.Program)
+	}
 	b = appendList(b, "args", c.Args)
 	b = appendField(b, "cwd", c.Cwd)
 	env := slices.Clone(c.EnvNames)
@@ -80,6 +103,12 @@ func Canonical(c ServerConfig) []byte {
 // [Canonical](c).
 func Fingerprint(c ServerConfig) string {
 	return sha256Hex(Canonical(c))
+}
+
+// FingerprintV1 is [Fingerprint] over [CanonicalV1](c), for opening what
+// was stored under the first encoding.
+func FingerprintV1(c ServerConfig) string {
+	return sha256Hex(CanonicalV1(c))
 }
 
 func sha256Hex(b []byte) string {

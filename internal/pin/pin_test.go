@@ -16,6 +16,7 @@ func base() ServerConfig {
 	return ServerConfig{
 		Kind:        "stdio",
 		Command:     "npx",
+		Program:     "/usr/bin/npx",
 		Args:        []string{"-y", "server", "--root", "/data"},
 		Cwd:         "work",
 		EnvNames:    []string{"API_KEY", "HOME_DIR"},
@@ -33,6 +34,8 @@ func TestFingerprintChangesWithEveryField(t *testing.T) {
 		"command":              func(c *ServerConfig) { c.Command = "npm" },
 		"command empty":        func(c *ServerConfig) { c.Command = "" },
 		"command trailing sp":  func(c *ServerConfig) { c.Command = "npx " },
+		"program":              func(c *ServerConfig) { c.Program = "/home/me/bin/npx" },
+		"program empty":        func(c *ServerConfig) { c.Program = "" },
 		"arg changed":          func(c *ServerConfig) { c.Args[1] = "server2" },
 		"arg added":            func(c *ServerConfig) { c.Args = append(c.Args, "--x") },
 		"empty arg added":      func(c *ServerConfig) { c.Args = append(c.Args, "") },
@@ -115,6 +118,7 @@ func TestCanonicalIsUnambiguous(t *testing.T) {
 		{"empty env name vs none", ServerConfig{EnvNames: []string{""}}, ServerConfig{}},
 		{"empty header name vs none", ServerConfig{HeaderNames: []string{""}}, ServerConfig{}},
 		{"command vs first arg", ServerConfig{Command: "a"}, ServerConfig{Args: []string{"a"}}},
+		{"command vs program", ServerConfig{Command: "/a"}, ServerConfig{Program: "/a"}},
 		{"value looking like a field", ServerConfig{Command: "x\ncwd 0:"}, ServerConfig{Command: "x"}},
 		{"length prefix in value", ServerConfig{Args: []string{"1:a"}}, ServerConfig{Args: []string{"a"}}},
 		{"kind vs command", ServerConfig{Kind: "stdio"}, ServerConfig{Command: "stdio"}},
@@ -319,6 +323,8 @@ func parseCanonical(b []byte) (ServerConfig, error) {
 		return fail("kind")
 	case !field("command", &c.Command):
 		return fail("command")
+	case !field("program", &c.Program):
+		return fail("program")
 	case !list("args", &c.Args):
 		return fail("args")
 	case !field("cwd", &c.Cwd):

@@ -49,9 +49,9 @@ const (
 
 // Options configure an Agent.
 type Options struct {
-	Home         string // $ZERO_HOME; Agent Zero keeps its files in Home/agent
-	OperatorFile string // the operator's configuration; "" means Home/agent/operator.yml if it exists
-	Getenv       func(string) string
+	Home         string              // $ZERO_HOME; Agent Zero keeps its files in Home/agent
+	OperatorFile string              // the operator's configuration; "" means Home/agent/operator.yml if it exists
+	Getenv       func(string) string // reads the environment (the CLI passes os.Getenv); nil: an empty one
 	Stderr       io.Writer
 }
 
@@ -72,7 +72,7 @@ type Agent struct {
 // the state and the record log.
 func Open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Getenv == nil {
-		o.Getenv = os.Getenv
+		o.Getenv = func(string) string { return "" }
 	}
 	if o.Stderr == nil {
 		o.Stderr = io.Discard

@@ -270,7 +270,6 @@ func path(nodes *arena, idx int32, s *script) (x, y int) {
 		case nd.from < 0:
 		case nd.from&1 == 1:
 			s.add(opInsert, 1)
-			y++
 			k--
 		default:
 			s.add(opDelete, 1)

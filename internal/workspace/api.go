@@ -34,6 +34,7 @@ type apiError struct {
 	Code    string            `json:"code"`
 	Message string            `json:"message"`
 	Preview *servers.Preview  `json:"preview,omitempty"`
+	Current *servers.Server   `json:"current,omitempty"` // a stale edit: the server as it is now
 	Details map[string]string `json:"details,omitempty"`
 }
 
@@ -112,21 +113,34 @@ func (w *Workspace) serveAPI(need access, h handler, r *http.Request) (any, erro
 
 // check is the one gate of every route, API and page alike: it
 // identifies the caller, checks a browser's unsafe request for same origin
-// and CSRF, and enforces the route's access.
+// and CSRF, and enforces the route's access. It records every refusal of a
+// caller that sent credentials (rate-limited), and a token's first use.
 func (w *Workspace) check(need access, r *http.Request) (*auth.Caller, error) {
 	c, err := w.auth.Identify(r)
 	if err != nil {
+		if _, cerr := r.Cookie(auth.SessionCookie); cerr == nil || r.Header.Get("Authorization") != "" {
+			w.refused(r, nil, "unauthenticated")
+		}
 		return nil, fail(http.StatusUnauthorized, "unauthenticated", "%v", err)
 	}
+	if c.FirstUse {
+		w.appendRecord(audit.Event{Actor: c.Actor(), Action: "token.first_use", Target: fmt.Sprintf("token:%d", c.TokenID),
+			Detail: map[string]string{"route": r.Pattern}})
+	}
 	if c.Kind == auth.Browser && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		var ae *apiError
 		switch err := auth.CheckBrowserWrite(r, c, w.origins); {
 		case errors.Is(err, auth.ErrCrossSite):
-			return nil, fail(http.StatusForbidden, "cross_site", "%v", err)
+			ae = fail(http.StatusForbidden, "cross_site", "%v", err)
 		case err != nil:
-			return nil, fail(http.StatusForbidden, "csrf", "%v", err)
+			ae = fail(http.StatusForbidden, "csrf", "%v", err)
+		}
+		if ae != nil {
+			w.refused(r, c, ae.Code)
+			return nil, ae
 		}
 	}
-	if err := authorize(need, c); err != nil {
+	if err := w.authorizeRecorded(r, need, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -160,6 +174,8 @@ func authorize(need access, c *auth.Caller) error {
 // whose message stays in the server's log, not in the answer.
 func (w *Workspace) translate(err error) *apiError {
 	var ar *servers.ApprovalRequired
+	var stale *servers.StaleError
+	var taken *servers.NameTakenError
 	var inv *servers.InvalidError
 	var mbe *http.MaxBytesError
 	switch {
@@ -167,6 +183,12 @@ func (w *Workspace) translate(err error) *apiError {
 		e := fail(http.StatusConflict, "approval_required", "%v", err)
 		e.Preview = &ar.Preview
 		return e
+	case errors.As(err, &stale):
+		e := fail(http.StatusConflict, "approval_required", "%v", err)
+		e.Preview, e.Current = &stale.Preview, &stale.Current
+		return e
+	case errors.As(err, &taken):
+		return fail(http.StatusConflict, "name_taken", "%v", err)
 	case errors.As(err, &inv):
 		return fail(http.StatusBadRequest, "invalid_config", "%v", err)
 	case errors.Is(err, servers.ErrNotFound):
@@ -219,7 +241,15 @@ func (w *Workspace) logout(r *http.Request, c *auth.Caller) (any, error) {
 	if c.Kind != auth.Browser {
 		return nil, fail(http.StatusBadRequest, "bad_request", "only a browser session signs out")
 	}
-	return map[string]bool{"signed_out": true}, w.auth.Logout(r.Context(), r)
+	return map[string]bool{"signed_out": true}, w.signOut(r, c)
+}
+
+// signOut ends a browser session and records it.
+func (w *Workspace) signOut(r *http.Request, c *auth.Caller) error {
+	if err := w.auth.Logout(r.Context(), r); err != nil {
+		return err
+	}
+	return w.record(c, "auth.sign_out", "user:"+c.User, nil)
 }
 
 func (w *Workspace) session(_ *http.Request, c *auth.Caller) (any, error) {
@@ -236,6 +266,12 @@ type serverRequest struct {
 	Secrets     servers.Secrets `json:"secrets"`
 	Fingerprint string          `json:"fingerprint"`
 	Enable      bool            `json:"enable"`
+	// ID, in a preview, is the server an edit would replace, so that its
+	// own name is not taken.
+	ID int64 `json:"id,omitempty"`
+	// BaseFingerprint, in an edit, is the fingerprint of the configuration
+	// the edit was reviewed against.
+	BaseFingerprint string `json:"base_fingerprint,omitempty"`
 }
 
 func (w *Workspace) listServers(r *http.Request, _ *auth.Caller) (any, error) {
@@ -247,7 +283,7 @@ func (w *Workspace) previewServer(r *http.Request, _ *auth.Caller) (any, error) 
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	return w.servers.Preview(req.Config, req.Secrets)
+	return w.servers.Preview(r.Context(), req.ID, req.Config, req.Secrets)
 }
 
 func (w *Workspace) createServer(r *http.Request, c *auth.Caller) (any, error) {
@@ -257,7 +293,7 @@ func (w *Workspace) createServer(r *http.Request, c *auth.Caller) (any, error) {
 	}
 	if req.Fingerprint != "" {
 		// Creating with a fingerprint approves: a person's route.
-		if err := authorize(approval, c); err != nil {
+		if err := w.authorizeRecorded(r, approval, c); err != nil {
 			return nil, err
 		}
 	}
@@ -289,10 +325,14 @@ func (w *Workspace) updateServer(r *http.Request, c *auth.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Enable {
+	switch {
+	case req.Enable:
 		return nil, fail(http.StatusBadRequest, "bad_request", "enable a server with POST /api/servers/{id}/enable")
+	case req.BaseFingerprint == "":
+		return nil, fail(http.StatusBadRequest, "bad_request",
+			"an edit needs base_fingerprint: the fingerprint of the configuration it was reviewed against (GET /api/servers/{id})")
 	}
-	return w.servers.Update(r.Context(), c.Actor(), id, req.Config, req.Secrets, req.Fingerprint)
+	return w.servers.Update(r.Context(), c.Actor(), id, req.Config, req.Secrets, req.Fingerprint, req.BaseFingerprint)
 }
 
 // idAndBody reads a route's {id} and its JSON body.

@@ -27,16 +27,17 @@ const pendingTTL = time.Hour
 // notices are the fixed messages a page shows after an action, named by
 // the done= query parameter; nothing from the request is shown as such.
 var notices = map[string]string{
-	"created":  "Saved and approved. It is disabled: enable it when you want threads to use it.",
-	"enabled":  "Approved, saved and enabled.",
-	"draft":    "Saved as a draft. The workspace owner has to approve it before it can run.",
-	"approved": "Approved.",
-	"updated":  "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
-	"enable":   "Enabled.",
-	"disabled": "Disabled.",
-	"tested":   "The test ran: its result is below.",
-	"deleted":  "Deleted, with its stored secrets.",
-	"revoked":  "The token is revoked.",
+	"created":     "Saved and approved. It is disabled: enable it when you want threads to use it.",
+	"enabled":     "Approved, saved and enabled.",
+	"draft":       "Saved as a draft. The workspace owner has to approve it before it can run.",
+	"approved":    "Approved.",
+	"updated":     "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
+	"enable":      "Enabled.",
+	"disabled":    "Disabled.",
+	"tested":      "The test passed: the server started and listed its tools, below.",
+	"test_failed": "The test failed: the server did not start or did not answer. Its error is below.",
+	"deleted":     "Deleted, with its stored secrets.",
+	"revoked":     "The token is revoked.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -81,6 +82,7 @@ func (w *Workspace) page(need access, h pageHandler) http.Handler {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
 		c, err := w.check(need, r)
 		if err == nil && c.Kind != auth.Browser {
+			w.refused(r, c, "browser_only")
 			err = fail(http.StatusForbidden, "browser_only", "pages are for a person in a browser session; agents and scripts use /api/")
 		}
 		if err == nil {
@@ -94,7 +96,8 @@ func (w *Workspace) page(need access, h pageHandler) http.Handler {
 
 // render renders a page for caller c.
 func (w *Workspace) render(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, name, title string, data any) error {
-	p := web.Page{Title: title, Team: w.opts.Team, Notice: notices[r.URL.Query().Get("done")], Data: data}
+	done := r.URL.Query().Get("done")
+	p := web.Page{Title: title, Team: w.opts.Team, Notice: notices[done], Failed: done == "test_failed", Data: data}
 	if c != nil {
 		p.User, p.Role, p.CSRF = c.User, string(c.Role), c.CSRF()
 	}
@@ -166,16 +169,25 @@ func (w *Workspace) signin(rw http.ResponseWriter, r *http.Request) {
 	w.render(rw, r, nil, http.StatusOK, "signin", "Sign in", signinData{Reason: signinReasons[r.URL.Query().Get("reason")]})
 }
 
-// login consumes a one-time link and sets the session cookie.
+// login consumes a one-time link and sets the session cookie. Sign-ins
+// and refused links are recorded: a used or expired link as such, with
+// whose link it was; an unknown one as a (rate-limited) refusal.
 func (w *Workspace) login(rw http.ResponseWriter, r *http.Request) {
-	session, err := w.auth.Login(r.Context(), r.URL.Query().Get("token"))
+	session, user, err := w.auth.Login(r.Context(), r.URL.Query().Get("token"))
+	var le *auth.LinkError
+	switch {
+	case errors.As(err, &le) && le.Reason == "unknown":
+		w.refused(r, nil, "unknown_link")
+	case errors.As(err, &le):
+		w.appendRecord(audit.Event{Actor: "user:" + le.User, Action: "auth.link_" + le.Reason, Target: "user:" + le.User})
+	case err != nil:
+		w.log.Error("login failed", "error", err)
+	}
 	if err != nil {
-		if !errors.Is(err, auth.ErrLinkInvalid) {
-			w.log.Error("login failed", "error", err)
-		}
 		w.render(rw, r, nil, http.StatusUnauthorized, "signin", "Sign in", signinData{Reason: signinReasons["link"]})
 		return
 	}
+	w.appendRecord(audit.Event{Actor: "user:" + user, Action: "auth.sign_in", Target: "user:" + user})
 	http.SetCookie(rw, &http.Cookie{
 		Name: auth.SessionCookie, Value: session, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(auth.SessionTTL / time.Second),
@@ -183,8 +195,8 @@ func (w *Workspace) login(rw http.ResponseWriter, r *http.Request) {
 	http.Redirect(rw, r, "/servers", http.StatusSeeOther)
 }
 
-func (w *Workspace) logoutPage(rw http.ResponseWriter, r *http.Request, _ *auth.Caller) error {
-	if err := w.auth.Logout(r.Context(), r); err != nil {
+func (w *Workspace) logoutPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	if err := w.signOut(r, c); err != nil {
 		return err
 	}
 	http.SetCookie(rw, &http.Cookie{Name: auth.SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
@@ -198,10 +210,46 @@ type badge struct{ Text, Class string }
 // serverView is a server as the pages show it.
 type serverView struct {
 	servers.Server
+	Shown    shownConfig
 	Initial  string
 	Badges   []badge
 	Warnings []servers.Warning
 	Conflict bool
+}
+
+// shownConfig is a configuration as the pages show it, with the state of
+// each declared value: unset, or set and by whom.
+type shownConfig struct {
+	servers.Config
+	values map[string]string // "env NAME" or "header Name" -> its state
+}
+
+// Value says whether the variable or header name of kind has a value.
+func (c shownConfig) Value(kind, name string) string {
+	if v, ok := c.values[kind+" "+name]; ok {
+		return v
+	}
+	return "unset: the server gets none"
+}
+
+// showConfig shows cfg with the values stored for it, as seen by viewer,
+// and those typed in the form being reviewed.
+func showConfig(cfg servers.Config, stored []servers.StoredSecret, typed servers.Secrets, viewer string) shownConfig {
+	v := shownConfig{Config: cfg, values: map[string]string{}}
+	for _, sec := range stored {
+		if sec.SetBy == viewer {
+			v.values[sec.Kind+" "+sec.Name] = "set by you"
+		} else {
+			v.values[sec.Kind+" "+sec.Name] = "set by " + sec.SetBy
+		}
+	}
+	for name := range typed.Env {
+		v.values["env "+name] = "set in this form"
+	}
+	for name := range typed.Headers {
+		v.values["header "+name] = "set in this form"
+	}
+	return v
 }
 
 func (w *Workspace) viewOf(s servers.Server) serverView {
@@ -264,7 +312,8 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 		return err
 	}
 	v := w.viewOf(s)
-	v.Warnings, v.Conflict = w.servers.Warnings(s.Config), conflict
+	v.Warnings, v.Conflict = w.servers.ServerWarnings(s, c.Actor()), conflict
+	v.Shown = showConfig(s.Config, s.Secrets, servers.Secrets{}, c.Actor())
 	return w.render(rw, r, c, status, "server", s.Config.Name, v)
 }
 
@@ -293,13 +342,16 @@ type formData struct {
 type previewData struct {
 	ID          int64
 	Config      servers.Config
+	Shown       shownConfig
 	Fingerprint string
 	Warnings    []servers.Warning
 	Encoded     string
 	Pending     string
 	SecretNames []string
 	Changes     []change
+	Base        string // an edit: the fingerprint of the configuration it is reviewed against
 	Conflict    bool
+	Stale       bool // an edit whose server changed after it was reviewed
 	CanApprove  bool
 }
 
@@ -444,11 +496,10 @@ func (w *Workspace) reviewForm(rw http.ResponseWriter, r *http.Request, c *auth.
 	if back {
 		return w.render(rw, r, c, http.StatusOK, "form", "Change "+cfg.Name, form)
 	}
-	p, err := w.servers.Preview(cfg, sec)
-	var inv *servers.InvalidError
-	if errors.As(err, &inv) {
-		form.Problems = inv.Problems
-		return w.render(rw, r, c, http.StatusBadRequest, "form", "Fix "+cfg.Name, form)
+	p, err := w.servers.Preview(r.Context(), id, cfg, sec)
+	if problems, status, ok := formProblems(err); ok {
+		form.Problems = problems
+		return w.render(rw, r, c, status, "form", "Fix "+cfg.Name, form)
 	}
 	if err != nil {
 		return err
@@ -456,12 +507,30 @@ func (w *Workspace) reviewForm(rw http.ResponseWriter, r *http.Request, c *auth.
 	return w.render(rw, r, c, http.StatusOK, "preview", "Review "+p.Config.Name, w.previewOf(c, id, p, sec, before, false))
 }
 
+// formProblems turns what is wrong with a typed configuration into the
+// problems its form shows again, with the status to answer.
+func formProblems(err error) ([]string, int, bool) {
+	var inv *servers.InvalidError
+	var taken *servers.NameTakenError
+	switch {
+	case errors.As(err, &inv):
+		return inv.Problems, http.StatusBadRequest, true
+	case errors.As(err, &taken):
+		return []string{taken.Error()}, http.StatusConflict, true
+	}
+	return nil, 0, false
+}
+
 func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec servers.Secrets, before *servers.Server, conflict bool) previewData {
 	d := previewData{ID: id, Config: p.Config, Fingerprint: p.Fingerprint, Warnings: p.Warnings, Encoded: encodeConfig(p.Config),
 		Pending: w.sealPending(c, sec), SecretNames: secretNames(sec), Conflict: conflict, CanApprove: c.Role == auth.Owner}
+	var stored []servers.StoredSecret
 	if before != nil {
 		d.Changes = changes(before.Config, p.Config)
+		d.Base = before.Fingerprint
+		stored = before.Secrets
 	}
+	d.Shown = showConfig(p.Config, stored, sec, c.Actor())
 	return d
 }
 
@@ -507,7 +576,7 @@ func (w *Workspace) createServerPage(rw http.ResponseWriter, r *http.Request, c 
 	}
 	fingerprint, enable := r.PostFormValue("fingerprint"), r.PostFormValue("enable") != ""
 	if fingerprint != "" {
-		if err := authorize(approval, c); err != nil {
+		if err := w.authorizeRecorded(r, approval, c); err != nil {
 			return err
 		}
 	}
@@ -516,10 +585,9 @@ func (w *Workspace) createServerPage(rw http.ResponseWriter, r *http.Request, c 
 	if errors.As(err, &ar) {
 		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, ar.Preview, sec, nil, true))
 	}
-	var inv *servers.InvalidError
-	if errors.As(err, &inv) {
-		form := formData{Fields: fieldsOf(cfg), Problems: inv.Problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
-		return w.render(rw, r, c, http.StatusBadRequest, "form", "Fix "+cfg.Name, form)
+	if problems, status, ok := formProblems(err); ok {
+		form := formData{Fields: fieldsOf(cfg), Problems: problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
+		return w.render(rw, r, c, status, "form", "Fix "+cfg.Name, form)
 	}
 	if err != nil {
 		return err
@@ -581,10 +649,21 @@ func (w *Workspace) updateServerPage(rw http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	_, err = w.servers.Update(r.Context(), c.Actor(), id, cfg, sec, r.PostFormValue("fingerprint"))
+	_, err = w.servers.Update(r.Context(), c.Actor(), id, cfg, sec, r.PostFormValue("fingerprint"), r.PostFormValue("base"))
 	var ar *servers.ApprovalRequired
-	if errors.As(err, &ar) {
+	var stale *servers.StaleError
+	switch {
+	case errors.As(err, &ar):
 		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, ar.Preview, sec, &before, true))
+	case errors.As(err, &stale):
+		d := w.previewOf(c, id, stale.Preview, sec, &stale.Current, false)
+		d.Stale = true
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, d)
+	}
+	if problems, status, ok := formProblems(err); ok {
+		form := formData{ID: id, Fields: fieldsOf(cfg), Problems: problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec),
+			Stored: append(slices.Clone(before.EnvSecrets), before.HeaderSecrets...)}
+		return w.render(rw, r, c, status, "form", "Fix "+cfg.Name, form)
 	}
 	if err != nil {
 		return err
@@ -594,7 +673,7 @@ func (w *Workspace) updateServerPage(rw http.ResponseWriter, r *http.Request, c 
 
 // serverAction runs one action on the server in the path and returns to
 // its page; a refused approval shows the page as it is now, explained.
-func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *auth.Caller, done string, act func(id int64) error) error {
+func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *auth.Caller, done *string, act func(id int64) error) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
@@ -607,7 +686,7 @@ func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *aut
 	if err != nil {
 		return err
 	}
-	return redirectDone(rw, r, "/servers/"+strconv.FormatInt(id, 10), done)
+	return redirectDone(rw, r, "/servers/"+strconv.FormatInt(id, 10), *done)
 }
 
 func (w *Workspace) approveServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
@@ -616,29 +695,35 @@ func (w *Workspace) approveServerPage(rw http.ResponseWriter, r *http.Request, c
 	if enable {
 		done = "enabled"
 	}
-	return w.serverAction(rw, r, c, done, func(id int64) error {
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
 		_, err := w.servers.Approve(r.Context(), c.Actor(), id, r.PostFormValue("fingerprint"), enable)
 		return err
 	})
 }
 
 func (w *Workspace) enableServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.serverAction(rw, r, c, "enable", func(id int64) error {
+	done := "enable"
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
 		_, err := w.servers.Enable(r.Context(), c.Actor(), id, r.PostFormValue("fingerprint"))
 		return err
 	})
 }
 
 func (w *Workspace) disableServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.serverAction(rw, r, c, "disabled", func(id int64) error {
+	done := "disabled"
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
 		_, err := w.servers.Disable(r.Context(), c.Actor(), id)
 		return err
 	})
 }
 
 func (w *Workspace) testServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.serverAction(rw, r, c, "tested", func(id int64) error {
-		_, err := w.servers.Test(r.Context(), c.Actor(), id)
+	done := "tested"
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
+		s, err := w.servers.Test(r.Context(), c.Actor(), id)
+		if s.Status == servers.StatusFailed {
+			done = "test_failed"
+		}
 		return err
 	})
 }
@@ -662,7 +747,15 @@ type tokensData struct {
 }
 
 func (w *Workspace) tokensPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.showTokens(rw, r, c, http.StatusOK, tokensData{})
+	var d tokensData
+	if key := r.URL.Query().Get("shown"); key != "" {
+		var ok bool
+		if d.NewName, d.NewToken, ok = w.shown.take(c.UserID, key); !ok {
+			d.Problem = "A new token is shown once, on the page right after it is created, and this one was shown already. " +
+				"If you did not save it, revoke it and create another."
+		}
+	}
+	return w.showTokens(rw, r, c, http.StatusOK, d)
 }
 
 func (w *Workspace) showTokens(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d tokensData) error {
@@ -673,6 +766,8 @@ func (w *Workspace) showTokens(rw http.ResponseWriter, r *http.Request, c *auth.
 	return w.render(rw, r, c, status, "tokens", "Tokens", d)
 }
 
+// createTokenPage makes a token and redirects to the page that shows it
+// once, so that a reload creates nothing.
 func (w *Workspace) createTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	_, token, err := w.createTokenFor(r.Context(), c, name)
@@ -683,7 +778,8 @@ func (w *Workspace) createTokenPage(rw http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	return w.showTokens(rw, r, c, http.StatusCreated, tokensData{NewName: name, NewToken: token})
+	http.Redirect(rw, r, "/tokens?shown="+w.shown.put(c.UserID, name, token), http.StatusSeeOther)
+	return nil
 }
 
 func (w *Workspace) revokeTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
@@ -705,7 +801,14 @@ type usersData struct {
 }
 
 func (w *Workspace) usersPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.showUsers(rw, r, c, http.StatusOK, usersData{})
+	var d usersData
+	if key := r.URL.Query().Get("shown"); key != "" {
+		var ok bool
+		if d.NewName, d.NewLink, ok = w.shown.take(c.UserID, key); !ok {
+			d.Problem = "A new user's login link is shown once, on the page right after the user is added, and this one was shown already."
+		}
+	}
+	return w.showUsers(rw, r, c, http.StatusOK, d)
 }
 
 func (w *Workspace) showUsers(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d usersData) error {
@@ -716,6 +819,8 @@ func (w *Workspace) showUsers(rw http.ResponseWriter, r *http.Request, c *auth.C
 	return w.render(rw, r, c, status, "users", "Users", d)
 }
 
+// addUserPage adds a user and redirects to the page that shows their login
+// link once, so that a reload adds nothing.
 func (w *Workspace) addUserPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	_, link, err := w.addUser(r.Context(), c, name, auth.Role(r.PostFormValue("role")))
@@ -726,7 +831,8 @@ func (w *Workspace) addUserPage(rw http.ResponseWriter, r *http.Request, c *auth
 	if err != nil {
 		return err
 	}
-	return w.showUsers(rw, r, c, http.StatusCreated, usersData{NewName: name, NewLink: link})
+	http.Redirect(rw, r, "/users?shown="+w.shown.put(c.UserID, name, link), http.StatusSeeOther)
+	return nil
 }
 
 // auditData is the audit page's: the records that pass the filters,

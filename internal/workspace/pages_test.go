@@ -96,8 +96,8 @@ func TestAddServerThroughForms(t *testing.T) {
 	}
 	fp := hidden(t, review, "fingerprint")
 	cfg := servers.Config{Name: "formsrv", Kind: servers.KindStdio, Command: command, Args: []string{"--one", "two words", "sudo"}, Env: []string{"API_KEY", "REGION"}}
-	if fp != cfg.Fingerprint() {
-		t.Fatalf("the review's fingerprint %s is not the configuration's %s", fp, cfg.Fingerprint())
+	if want := ts.fingerprint(0, cfg); fp != want {
+		t.Fatalf("the review's fingerprint %s is not the configuration's %s", fp, want)
 	}
 	form := url.Values{"config": {hidden(t, review, "config")}, "pending": {hidden(t, review, "pending")}, "fingerprint": {fp}, "enable": {"1"}}
 	_, _, loc := b.page("POST", "/servers/create", form)
@@ -126,7 +126,8 @@ func TestAddServerThroughForms(t *testing.T) {
 	if !strings.Contains(review, "What changed") || !strings.Contains(review, html.EscapeString(web.CommandLine(command, []string{"--one", "two words", "three"}))) {
 		t.Error("the edit's review does not show the change")
 	}
-	form = url.Values{"config": {hidden(t, review, "config")}, "pending": {hidden(t, review, "pending")}, "fingerprint": {hidden(t, review, "fingerprint")}}
+	form = url.Values{"config": {hidden(t, review, "config")}, "pending": {hidden(t, review, "pending")}, "fingerprint": {hidden(t, review, "fingerprint")},
+		"base": {hidden(t, review, "base")}}
 	if _, _, loc := b.page("POST", "/servers/1/update", form); loc != "/servers/1?done=updated" {
 		t.Fatalf("after approving the edit: Location %q", loc)
 	}
@@ -154,7 +155,7 @@ func TestStaleApprovalReReviews(t *testing.T) {
 	changed.Args = []string{"--changed"}
 	form := url.Values{"config": {encodeConfig(changed)}, "fingerprint": {hidden(t, review, "fingerprint")}}
 	page := b.mustPage("POST", "/servers/create", form, 409)
-	if !strings.Contains(page, `id="conflict"`) || !strings.Contains(page, "--changed") || hidden(t, page, "fingerprint") != changed.Fingerprint() {
+	if !strings.Contains(page, `id="conflict"`) || !strings.Contains(page, "--changed") || hidden(t, page, "fingerprint") != ts.fingerprint(0, changed) {
 		t.Errorf("the re-review after a changed form:\n%s", page)
 	}
 	var list []servers.Server
@@ -168,7 +169,7 @@ func TestStaleApprovalReReviews(t *testing.T) {
 	b.must("POST", "/api/servers/preview", map[string]any{"config": cfg}, 200, &p)
 	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": p.Fingerprint}, 201, nil)
 	stalePage := b.mustPage("GET", "/servers/1", nil, 200)
-	b.must("PUT", "/api/servers/1", map[string]any{"config": changed, "fingerprint": changed.Fingerprint()}, 200, nil)
+	b.must("PUT", "/api/servers/1", map[string]any{"config": changed, "fingerprint": ts.fingerprint(1, changed), "base_fingerprint": p.Fingerprint}, 200, nil)
 	page = b.mustPage("POST", "/servers/1/enable", url.Values{"fingerprint": {hidden(t, stalePage, "fingerprint")}}, 409)
 	if !strings.Contains(page, `id="conflict"`) || !strings.Contains(page, "--changed") {
 		t.Errorf("the re-review after a stale enable:\n%s", page)
@@ -189,14 +190,15 @@ func TestPageFormsChecked(t *testing.T) {
 	cfg := stdioConfig(t, "gate")
 	var c created
 	b.must("POST", "/api/servers", map[string]any{"config": cfg}, 201, &c) // a draft
-	approve := url.Values{"fingerprint": {cfg.Fingerprint()}}
+	fp := ts.fingerprint(1, cfg)
+	approve := url.Values{"fingerprint": {fp}}
 	cases := []struct {
 		name string
 		form url.Values
 		edit func(*http.Request)
 	}{
-		{"no CSRF token", url.Values{"fingerprint": {cfg.Fingerprint()}, "csrf_token": {""}}, nil},
-		{"wrong CSRF token", url.Values{"fingerprint": {cfg.Fingerprint()}, "csrf_token": {"forged"}}, nil},
+		{"no CSRF token", url.Values{"fingerprint": {fp}, "csrf_token": {""}}, nil},
+		{"wrong CSRF token", url.Values{"fingerprint": {fp}, "csrf_token": {"forged"}}, nil},
 		{"cross-site", approve, func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }},
 		{"foreign Origin", approve, func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }},
 	}
@@ -254,9 +256,9 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 	ts := start(t, Options{Team: true})
 	b := ts.browser
 	cfg := stdioConfig(t, "markup", "API_KEY")
-	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": cfg.Fingerprint()}, 201, nil)
+	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": ts.fingerprint(0, cfg)}, 201, nil)
 	b.must("POST", "/api/servers", map[string]any{"config": stdioConfig(t, "draft")}, 201, nil)
-	b.mustPage("POST", "/tokens", url.Values{"name": {"t1"}}, 201)
+	b.mustPage("POST", "/tokens", url.Values{"name": {"t1"}}, 303)
 	pages := map[string]string{}
 	for _, path := range []string{"/servers", "/servers/1", "/servers/2", "/servers/new", "/servers/1/edit", "/tokens", "/users", "/audit", "/signin"} {
 		pages[path] = b.mustPage("GET", path, nil, 200)
@@ -367,10 +369,26 @@ func TestSignInAndOut(t *testing.T) {
 func TestTokensAndAuditPages(t *testing.T) {
 	ts := start(t, Options{})
 	b := ts.browser
-	page := b.mustPage("POST", "/tokens", url.Values{"name": {"robot"}}, 201)
+	_, _, loc := b.page("POST", "/tokens", url.Values{"name": {"robot"}})
+	if !strings.HasPrefix(loc, "/tokens?shown=") {
+		t.Fatalf("creating a token redirects to %q, want the page that shows it", loc)
+	}
+	page := b.mustPage("GET", loc, nil, 200)
 	m := regexp.MustCompile(`id="new-token" class="token">(zt_[^<]+)<`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("the new token is not shown")
+	}
+	// A reload shows it no more and creates nothing.
+	if again := b.mustPage("GET", loc, nil, 200); strings.Contains(again, m[1]) || !strings.Contains(again, "shown already") {
+		t.Error("reloading the page showed the token again, or did not say why not")
+	}
+	var toks []any
+	b.must("GET", "/api/tokens", nil, 200, &toks)
+	if len(toks) != 1 {
+		t.Errorf("%d tokens after a create and two loads, want 1", len(toks))
+	}
+	if page := b.mustPage("POST", "/tokens", url.Values{"name": {"robot"}}, 400); !strings.Contains(page, "exists already") {
+		t.Error("a second token of the same name was not refused")
 	}
 	agent := &client{ts: ts, http: &http.Client{}, token: m[1]}
 	agent.must("GET", "/api/servers", nil, 200, nil)
@@ -385,13 +403,16 @@ func TestTokensAndAuditPages(t *testing.T) {
 	}
 
 	cfg := stdioConfig(t, "audited")
-	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": cfg.Fingerprint()}, 201, nil)
+	fp := ts.fingerprint(0, cfg)
+	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": fp}, 201, nil)
 	audit := b.mustPage("GET", "/audit?action=server.create", nil, 200)
-	if !strings.Contains(audit, "The hash chain verifies: 3 records") || !strings.Contains(audit, "1 of 3 records") ||
-		!strings.Contains(audit, cfg.Fingerprint()) {
+	// sign-in, token create, its first use, its revocation, the revoked
+	// token refused, the server.
+	if !strings.Contains(audit, "The hash chain verifies: 6 records") || !strings.Contains(audit, "1 of 6 records") ||
+		!strings.Contains(audit, fp) {
 		t.Errorf("the filtered audit page:\n%s", audit)
 	}
-	if filtered := b.mustPage("GET", "/audit?target=token:1", nil, 200); !strings.Contains(filtered, "2 of 3 records") {
+	if filtered := b.mustPage("GET", "/audit?target=token:1", nil, 200); !strings.Contains(filtered, "3 of 6 records") {
 		t.Error("filtering by target")
 	}
 	path := filepath.Join(ts.home, auditFile)
@@ -399,5 +420,45 @@ func TestTokensAndAuditPages(t *testing.T) {
 	os.WriteFile(path, bytes.Replace(data, []byte(`"robot"`), []byte(`"r0bot"`), 1), 0o600)
 	if tampered := b.mustPage("GET", "/audit", nil, 200); !strings.Contains(tampered, "does not verify") {
 		t.Error("the audit page does not report a tampered log")
+	}
+}
+
+// TestPagesExplainThemselves: what a new user tripped over. A failed Test
+// says it failed; an HTTP server's review says what such a server can do;
+// a draft's page offers Edit; a declared variable without a value reads
+// unset; an untested server's tool count reads "not tested"; a
+// single-user workspace's Users page offers no form that would fail.
+func TestPagesExplainThemselves(t *testing.T) {
+	ts := start(t, Options{})
+	b := ts.browser
+	broken := servers.Config{Name: "broken", Kind: servers.KindStdio, Command: "/bin/false", Env: []string{"NO_VALUE"}}
+	var c created
+	b.must("POST", "/api/servers", map[string]any{"config": broken, "fingerprint": ts.fingerprint(0, broken)}, 201, &c)
+	_, _, loc := b.page("POST", "/servers/"+itoa(c.Server.ID)+"/test", url.Values{})
+	page := b.mustPage("GET", loc, nil, 200)
+	if !strings.Contains(page, `class="notice failed"`) || strings.Contains(page, "The test passed") || !strings.Contains(page, "Check the command") {
+		t.Errorf("a failed test's page (%s):\n%s", loc, page)
+	}
+	if !strings.Contains(page, "<code>NO_VALUE</code> <span class=\"value-state\">unset") {
+		t.Error("a declared variable without a value is not shown as unset")
+	}
+
+	remote := servers.Config{Name: "remote", Kind: servers.KindHTTP, URL: "https://mcp.example.com/mcp"}
+	review := b.mustPage("POST", "/servers/new", url.Values{"name": {"remote"}, "kind": {"http"}, "url": {remote.URL}}, 200)
+	if strings.Contains(review, "read your files") || !strings.Contains(review, "connect to this URL") {
+		t.Errorf("an HTTP server's review:\n%s", review)
+	}
+	agent := ts.bearer()
+	agent.must("POST", "/api/servers", map[string]any{"config": remote}, 201, &c)
+	draft := b.mustPage("GET", "/servers/"+itoa(c.Server.ID), nil, 200)
+	if !strings.Contains(draft, `id="edit"`) || strings.Contains(draft, "read your files") {
+		t.Errorf("a draft's page:\n%s", draft)
+	}
+	list := b.mustPage("GET", "/servers", nil, 200)
+	if !strings.Contains(list, "not tested") || !strings.Contains(list, "test failed") {
+		t.Errorf("the list's tool counts:\n%s", list)
+	}
+	if users := b.mustPage("GET", "/users", nil, 200); strings.Contains(users, `id="add-user"`) {
+		t.Error("a single-user workspace's Users page offers to add users")
 	}
 }

@@ -9,6 +9,7 @@ package workspace
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -45,7 +46,10 @@ type Options struct {
 	Home                string // $ZERO_HOME; created with mode 0700 if missing
 	Team                bool   // several users with roles, instead of one owner
 	AllowedLocalOrigins []string
-	Stderr              io.Writer
+	// LocalCAFile names a PEM file of CA certificates trusted, besides the
+	// system's, for the allowed local origins only.
+	LocalCAFile string
+	Stderr      io.Writer
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
@@ -69,6 +73,8 @@ type Workspace struct {
 	origins   []string // the origins a browser may send from
 	pages     *web.Renderer
 	box       *secrets.Box
+	refusals  *refusals
+	shown     *showOnce
 }
 
 // Open opens (creating and migrating as needed) the workspace under
@@ -98,7 +104,8 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{opts: o, db: db, auth: auth.New(db), auditPath: filepath.Join(o.Home, auditFile), pages: pages, box: box,
-		log: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		log:      slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		refusals: &refusals{now: time.Now}, shown: newShowOnce()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -114,10 +121,19 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if w.ownerID, err = w.auth.EnsureOwner(ctx, "owner"); err != nil {
 		return nil, err
 	}
+	var localCA *x509.CertPool
+	if o.LocalCAFile != "" {
+		if localCA, err = servers.LoadLocalCA(o.LocalCAFile); err != nil {
+			return nil, err
+		}
+	}
 	w.servers = servers.NewManager(servers.Options{
-		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver,
+		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver, LocalCA: localCA,
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins},
 	})
+	if err := w.servers.Upgrade(ctx); err != nil {
+		return nil, fmt.Errorf("upgrade stored servers: %w", err)
+	}
 	ok = true
 	return w, nil
 }
@@ -126,6 +142,9 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 func (w *Workspace) Close() error {
 	var errs []error
 	if w.audit != nil {
+		if n, since := w.refusals.flush(); n > 0 {
+			w.recordDropped(n, since)
+		}
 		errs = append(errs, w.audit.Close())
 	}
 	if w.roots != nil {
@@ -145,7 +164,7 @@ func (w *Workspace) Handler(l localhttp.Listen, port int) http.Handler {
 			w.origins = append(w.origins, "http://"+h+":"+strconv.Itoa(port))
 		}
 	}
-	return securityHeaders(localhttp.Guard(l, w.routes()))
+	return securityHeaders(localhttp.GuardRecording(l, w.routes(), w.guardRefused))
 }
 
 // LoginURL returns a fresh one-time login link for the owner.
@@ -178,6 +197,11 @@ func Serve(ctx context.Context, o Options, addr string) error {
 	if err != nil {
 		return err
 	}
+	lock, err := lockServe(o.Home) // one server per home: see home.go
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	w, err := Open(ctx, o)
 	if err != nil {
 		return err
@@ -188,6 +212,9 @@ func Serve(ctx context.Context, o Options, addr string) error {
 		return err
 	}
 	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port), ReadHeaderTimeout: 10 * time.Second}
+	if err := lock.publish(w.base); err != nil {
+		return fmt.Errorf("write %s: %w", serveLockFile, err)
+	}
 	link, err := w.LoginURL(ctx)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"image"
 	"image/png"
 	"io"
@@ -188,6 +189,25 @@ func (c *client) must(method, path string, body any, status int, out any) {
 	}
 }
 
+// fingerprint returns the fingerprint a preview gives cfg (its program
+// resolved), as a replacement of server id (0 for a new one).
+func (ts *testServer) fingerprint(id int64, cfg servers.Config) string {
+	ts.t.Helper()
+	p, err := ts.w.servers.Preview(context.Background(), id, cfg, servers.Secrets{})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return p.Fingerprint
+}
+
+// current returns server id's fingerprint as it is now: the base of an edit.
+func (c *client) current(id string) string {
+	c.ts.t.Helper()
+	var s servers.Server
+	c.must("GET", "/api/servers/"+id, nil, 200, &s)
+	return s.Fingerprint
+}
+
 // errorCode returns the error code of an error answer.
 func errorCode(data []byte) string {
 	var e struct {
@@ -309,16 +329,16 @@ func TestChangeBetweenPreviewAndApprove(t *testing.T) {
 	id := itoa(c.Server.ID)
 	edited := stdio
 	edited.Args = []string{"--edited"}
-	if st, data := b.do("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": p.Fingerprint}); st != 409 || errorCode(data) != "approval_required" {
+	if st, data := b.do("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": p.Fingerprint, "base_fingerprint": p.Fingerprint}); st != 409 || errorCode(data) != "approval_required" {
 		t.Errorf("edit with the old fingerprint: %d %s", st, data)
 	}
 	if st, data := b.do("POST", "/api/servers/"+id+"/enable", map[string]any{"fingerprint": "sha256:00"}); st != 409 || errorCode(data) != "approval_required" {
 		t.Errorf("enable with a wrong fingerprint: %d %s", st, data)
 	}
 	var ep servers.Preview
-	b.must("POST", "/api/servers/preview", map[string]any{"config": edited}, 200, &ep)
+	b.must("POST", "/api/servers/preview", map[string]any{"config": edited, "id": c.Server.ID}, 200, &ep)
 	var s servers.Server
-	b.must("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": ep.Fingerprint}, 200, &s)
+	b.must("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": ep.Fingerprint, "base_fingerprint": p.Fingerprint}, 200, &s)
 	if s.Fingerprint != ep.Fingerprint || !s.Approved || s.Status != servers.StatusUntested {
 		t.Errorf("after an approved edit: %+v", s)
 	}
@@ -515,7 +535,7 @@ func TestNoSecretLeaks(t *testing.T) {
 		t.Errorf("the failing server's error should carry its redacted stderr: %+v", s)
 	}
 	web := servers.Config{Name: "web", Kind: servers.KindHTTP, URL: "https://example.com/mcp", Headers: []string{"Authorization"}}
-	b.must("POST", "/api/servers", map[string]any{"config": web, "fingerprint": must(ts.w.servers.Preview(web, servers.Secrets{})).Fingerprint,
+	b.must("POST", "/api/servers", map[string]any{"config": web, "fingerprint": ts.fingerprint(0, web),
 		"secrets": map[string]any{"headers": map[string]string{"Authorization": "Bearer " + secret}}}, 201, nil)
 	b.do("GET", "/api/servers", nil)
 	b.do("GET", "/api/servers/"+id, nil)
@@ -552,19 +572,27 @@ func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Ad
 	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }
 
-// TestSSRF: HTTP servers on loopback, private, link-local or metadata
-// addresses are refused, a name resolving to loopback too (at connection
-// time); ZERO_ALLOWED_LOCAL_ORIGINS lets exactly the listed origin through.
-func TestSSRF(t *testing.T) {
+// remoteMCP starts an MCP server with one tool over streamable HTTP on a
+// loopback TLS test server, and returns it with a pool that trusts it.
+func remoteMCP(t *testing.T) (*httptest.Server, *x509.CertPool) {
+	t.Helper()
 	mcpSrv := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "0"}, nil)
 	mcpSrv.AddTool(&mcp.Tool{Name: "hello", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	remote := httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil))
-	defer remote.Close()
+	t.Cleanup(remote.Close)
 	pool := x509.NewCertPool()
 	pool.AddCert(remote.Certificate())
+	return remote, pool
+}
+
+// TestSSRF: HTTP servers on loopback, private, link-local or metadata
+// addresses are refused, a name resolving to loopback too (at connection
+// time); ZERO_ALLOWED_LOCAL_ORIGINS lets exactly the listed origin through.
+func TestSSRF(t *testing.T) {
+	remote, pool := remoteMCP(t)
 	allowed := remote.URL // https://127.0.0.1:PORT
 	ts := start(t, Options{AllowedLocalOrigins: []string{allowed}, TLS: &tls.Config{RootCAs: pool}, Resolver: loopbackResolver{}})
 	b := ts.browser
@@ -616,8 +644,8 @@ func TestAuditTamperingDetected(t *testing.T) {
 	b.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
 	edited := cfg
 	edited.Args = []string{"--edited"}
-	b.must("POST", "/api/servers/preview", map[string]any{"config": edited}, 200, &e)
-	b.must("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": e.Fingerprint}, 200, nil)
+	b.must("POST", "/api/servers/preview", map[string]any{"config": edited, "id": c.Server.ID}, 200, &e)
+	b.must("PUT", "/api/servers/"+id, map[string]any{"config": edited, "fingerprint": e.Fingerprint, "base_fingerprint": p.Fingerprint}, 200, nil)
 	b.must("POST", "/api/servers/"+id+"/disable", nil, 200, nil)
 	draft := stdioConfig(t, "draft")
 	b.must("POST", "/api/servers/preview", map[string]any{"config": draft}, 200, &d)
@@ -632,7 +660,7 @@ func TestAuditTamperingDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct{ action, fingerprint string }{
-		{"server.create", p.Fingerprint}, {"server.enable", p.Fingerprint}, {"server.test", p.Fingerprint},
+		{"auth.sign_in", ""}, {"server.create", p.Fingerprint}, {"server.enable", p.Fingerprint}, {"server.test", p.Fingerprint},
 		{"server.edit", e.Fingerprint}, {"server.disable", e.Fingerprint}, {"server.draft", d.Fingerprint},
 		{"server.approve", d.Fingerprint}, {"token.create", ""}, {"server.delete", e.Fingerprint},
 	}
@@ -728,7 +756,8 @@ func TestSecretsBoundToApprovedFingerprint(t *testing.T) {
 		"secrets": map[string]any{"env": map[string]string{"API_KEY": "bound-to-one-approval"}}}, 201, &c)
 
 	marker := filepath.Join(t.TempDir(), "ran")
-	evil := servers.Config{Name: "bound", Kind: servers.KindStdio, Command: "/usr/bin/touch", Args: []string{marker}, Env: []string{"API_KEY"}}
+	evil := servers.Config{Name: "bound", Kind: servers.KindStdio, Command: "/usr/bin/touch", Program: must(filepath.EvalSymlinks("/usr/bin/touch")),
+		Args: []string{marker}, Env: []string{"API_KEY"}}
 	data, _ := json.Marshal(evil)
 	if _, err := ts.w.db.Exec(`UPDATE servers SET config = ?, approved_fingerprint = ? WHERE id = ?`,
 		string(data), evil.Fingerprint(), c.Server.ID); err != nil {
@@ -825,12 +854,86 @@ func TestLogoFetchedByTheServer(t *testing.T) {
 	cfg := stdioConfig(t, "iconic")
 	cfg.Args = []string{"--icon=" + other.URL + "/logo.png", "--icon=" + icons.URL + "/logo.png"}
 	var s servers.Server
-	ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": cfg.Fingerprint()}, 201, &s)
+	ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": ts.fingerprint(0, cfg)}, 201, &s)
 	ts.browser.must("POST", "/api/servers/1/test", nil, 200, &s)
 	if !strings.HasPrefix(s.Logo, "data:image/png;base64,") || hits.Load() != 1 {
 		t.Errorf("logo %.40q after %d requests", s.Logo, hits.Load())
 	}
 	if otherHits.Load() != 0 {
 		t.Error("an icon on a private host that is not allowed was requested")
+	}
+}
+
+// TestLocalCAFile: a local https server with its own certificate can be
+// tested once its CA file is given (zero serve --local-ca), and fails
+// without it; the CA is trusted for the allowed local origins only.
+func TestLocalCAFile(t *testing.T) {
+	local, _ := remoteMCP(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: local.Certificate().Raw}), 0o600)
+	cfg := servers.Config{Name: "local", Kind: servers.KindHTTP, URL: local.URL + "/mcp"}
+	for _, tc := range []struct {
+		caFile string
+		want   string
+	}{{"", servers.StatusFailed}, {caFile, servers.StatusOK}} {
+		ts := start(t, Options{AllowedLocalOrigins: []string{local.URL}, LocalCAFile: tc.caFile})
+		var c created
+		ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": ts.fingerprint(0, cfg)}, 201, &c)
+		var s servers.Server
+		ts.browser.must("POST", "/api/servers/"+itoa(c.Server.ID)+"/test", nil, 200, &s)
+		if s.Status != tc.want || tc.caFile == "" && !strings.Contains(s.LastError, "certificate") {
+			t.Errorf("with CA file %q: status %s (%s), want %s", tc.caFile, s.Status, s.LastError, tc.want)
+		}
+	}
+	if _, err := Open(context.Background(), Options{Home: t.TempDir(), LocalCAFile: filepath.Join(t.TempDir(), "missing.pem")}); err == nil {
+		t.Error("a missing CA file was accepted")
+	}
+}
+
+// countingResolver fails every lookup and counts them: a test that must
+// never resolve a name uses it to prove it.
+type countingResolver struct{ n atomic.Int32 }
+
+func (r *countingResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.n.Add(1)
+	return nil, &net.DNSError{Err: "lookups are refused in this test", IsNotFound: true}
+}
+
+// TestNumericHostsReadAsAddresses: every spelling a resolver reads as an
+// address (WHATWG URL host rules) is judged as that address at validation,
+// with no lookup: loopback in any spelling is refused, the configuration
+// stores the canonical URL, and an allowed local origin works in any
+// spelling too.
+func TestNumericHostsReadAsAddresses(t *testing.T) {
+	remote, pool := remoteMCP(t)
+	port := strings.TrimPrefix(remote.URL, "https://127.0.0.1:")
+	origins, err := servers.ParseOrigins("https://0x7f000001:" + port)
+	if err != nil || len(origins) != 1 || origins[0] != remote.URL {
+		t.Fatalf("ParseOrigins of a hex spelling: %q %v, want %s", origins, err, remote.URL)
+	}
+	resolver := &countingResolver{}
+	ts := start(t, Options{AllowedLocalOrigins: origins, TLS: &tls.Config{RootCAs: pool}, Resolver: resolver})
+	for _, host := range []string{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "017700000001", "127.0.1", "0",
+		"[::ffff:7f00:1]", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "１２７.０.０.１", "0xa.0x1.2.3", "0251.0376.0251.0376", "LOCALHOST", "app.localhost"} {
+		c := servers.Config{Name: "x", Kind: servers.KindHTTP, URL: "https://" + host + "/mcp"}
+		if st, data := ts.browser.do("POST", "/api/servers/preview", map[string]any{"config": c}); st != 400 || errorCode(data) != "invalid_config" {
+			t.Errorf("%s: %d %s", host, st, data)
+		}
+	}
+	c := servers.Config{Name: "allowed", Kind: servers.KindHTTP, URL: "https://2130706433:" + port + "/mcp"}
+	var p servers.Preview
+	ts.browser.must("POST", "/api/servers/preview", map[string]any{"config": c}, 200, &p)
+	if p.Config.URL != remote.URL+"/mcp" {
+		t.Errorf("the preview's URL is %q, want the canonical %s/mcp", p.Config.URL, remote.URL)
+	}
+	var cr created
+	ts.browser.must("POST", "/api/servers", map[string]any{"config": c, "fingerprint": p.Fingerprint}, 201, &cr)
+	var s servers.Server
+	ts.browser.must("POST", "/api/servers/"+itoa(cr.Server.ID)+"/test", nil, 200, &s)
+	if s.Status != servers.StatusOK {
+		t.Errorf("the allowed origin in another spelling: %+v", s)
+	}
+	if n := resolver.n.Load(); n != 0 {
+		t.Errorf("%d name lookups; numeric hosts must never reach a resolver", n)
 	}
 }

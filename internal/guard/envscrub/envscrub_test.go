@@ -199,3 +199,41 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestSecretsCannotSteerCode: a variable whose value whoever approves the
+// program never sees may not be one that decides which code runs; the same
+// names are fine as Zero's own values (Set), and names that only carry data
+// are fine as secrets.
+func TestSecretsCannotSteerCode(t *testing.T) {
+	steering := []string{"PATH", "path", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_DIRS", "PYTHONPATH", "PYTHONHOME",
+		"PYTHONSTARTUP", "NODE_PATH", "PERL5LIB", "RUBYLIB", "GEM_PATH", "GCONV_PATH", "GIT_EXEC_PATH", "GIT_SSH_COMMAND",
+		"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_GLOBAL", "npm_config_script_shell", "NPM_CONFIG_REGISTRY",
+		"UV_INDEX_URL", "PIP_INDEX_URL", "GOFLAGS", "GOPROXY", "CLASSPATH", "OPENSSL_CONF", "TMPDIR", "SHELL", "EDITOR"}
+	for _, name := range steering {
+		err := CheckSecret(name, "/home/drafter/evil")
+		if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "evil") {
+			t.Errorf("CheckSecret(%q) = %v, want a refusal naming it without its value", name, err)
+		}
+		if _, err := BuildFrom(parent(nil), Spec{Secret: map[string]string{name: "x"}}); !errors.Is(err, ErrRejected) {
+			t.Errorf("Build with secret %s = %v, want ErrRejected", name, err)
+		}
+		if err := Check(name, "x"); err != nil {
+			t.Errorf("Check(%q) = %v: Zero's own values may set it", name, err)
+		}
+	}
+	for _, name := range []string{"API_KEY", "GITHUB_TOKEN", "GITLAB_TOKEN", "GOOGLE_API_KEY", "PYTHONUNBUFFERED", "NODE_ENV", "LOG_LEVEL"} {
+		if err := CheckSecret(name, "v"); err != nil {
+			t.Errorf("CheckSecret(%q) = %v, want nil", name, err)
+		}
+	}
+	if err := CheckSecret("LD_PRELOAD", "x"); !errors.Is(err, ErrRejected) {
+		t.Errorf("CheckSecret does not apply Check's rules: %v", err)
+	}
+	env, err := BuildFrom(parent(map[string]string{"PATH": "/usr/bin"}), Spec{Set: map[string]string{"A": "set"}, Secret: map[string]string{"A": "secret", "B": "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A=secret", "B=b", "PATH=/usr/bin"}, env); diff != "" {
+		t.Errorf("secrets override Set (-want +got):\n%s", diff)
+	}
+}

@@ -63,6 +63,12 @@ func IsLoopbackHost(host string) bool {
 // listen host is accepted as a Host too; one listening on every interface
 // (an empty or unspecified host) accepts any Host.
 func Guard(l Listen, next http.Handler) http.Handler {
+	return GuardRecording(l, next, nil)
+}
+
+// GuardRecording is [Guard] that also tells refused, when not nil, of each
+// request it refuses and why ("host" or "origin"), before answering it.
+func GuardRecording(l Listen, next http.Handler, refused func(r *http.Request, reason string)) http.Handler {
 	anyHost := false
 	if l.Host == "" {
 		anyHost = true
@@ -73,10 +79,16 @@ func Guard(l Listen, next http.Handler) http.Handler {
 		host := hostOnly(r.Host)
 		hostOK := IsLoopbackHost(host) || anyHost || (!l.Loopback && strings.EqualFold(host, l.Host))
 		if !hostOK {
+			if refused != nil {
+				refused(r, "host")
+			}
 			http.Error(w, "forbidden: the Host header does not name this machine", http.StatusForbidden)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host) {
+			if refused != nil {
+				refused(r, "origin")
+			}
 			http.Error(w, "forbidden: cross-origin request", http.StatusForbidden)
 			return
 		}

@@ -6,14 +6,16 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
-// dialContext resolves the host itself, checks every address it resolved
-// to, and connects only to addresses that passed, by address: the name is
-// never resolved again between the check and the connection. The dialer's
-// Control checks the address of each socket once more, just before it
-// connects.
+// dialContext parses the host with [ParseHost], so that an address in any
+// spelling is used as an address and never handed to the resolver. It
+// resolves a name itself, checks every address it resolved to, and connects
+// only to addresses that passed, by address: the name is never resolved
+// again between the check and the connection. The dialer's Control checks
+// the address of each socket once more, just before it connects.
 func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -23,16 +25,24 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: bad port %q", addr, portStr)
 	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // SplitHostPort took the brackets off
+	}
+	h, err := ParseHost(host)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
 	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
+	ip, isIP := h.Addr()
+	if isIP {
 		addrs = []netip.Addr{ip}
 	} else {
-		addrs, err = g.opts.Resolver.LookupNetIP(ctx, "ip", host)
+		addrs, err = g.opts.Resolver.LookupNetIP(ctx, "ip", h.String())
 		if err != nil {
 			return nil, err
 		}
 		if len(addrs) == 0 {
-			return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+			return nil, &net.DNSError{Err: "no addresses", Name: h.String(), IsNotFound: true}
 		}
 	}
 	var blocked, dialErr error
@@ -54,8 +64,8 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	if dialErr != nil {
 		return nil, dialErr
 	}
-	if host != addrs[0].String() {
-		return nil, fmt.Errorf("%s resolves to no allowed address: %w", host, blocked)
+	if !isIP {
+		return nil, fmt.Errorf("%s resolves to no allowed address: %w", h, blocked)
 	}
 	return nil, blocked
 }

@@ -1,21 +1,33 @@
 // Package netguard guards outbound HTTP: it is the one place that turns a URL
 // into a request. [CheckURL] refuses, before any network I/O, every URL that
 // is not an absolute http or https URL naming a host, and every URL carrying
-// credentials. [NewClient] builds an *http.Client that applies the same check
-// to every request and every redirect (with a hop limit), bounds the whole
-// exchange by a timeout and the response body by a size cap, and never uses
-// a proxy from the environment.
+// credentials. [Options.CheckURL] applies a scheme policy too ([Schemes]:
+// http or https, https only, or https and plain http to loopback). [NewClient]
+// builds an *http.Client that applies the same check to every request and
+// every redirect (with a hop limit), bounds the whole exchange by a timeout
+// and the response body by a size cap, and never uses a proxy from the
+// environment.
+//
+// Hosts are read as browsers read them: [ParseHost] follows the WHATWG URL
+// standard's host parser, so 127.1, 2130706433, 0x7f000001, 0177.0.0.1 and
+// １２７.０.０.１ are all the address 127.0.0.1, IPv6 addresses are
+// serialized one way, and domains go through UTS #46 to lower-case ASCII.
+// The URL that CheckURL returns, and every request and redirect the client
+// sends, carry the canonical host, and the dialer parses the host the same
+// way, so an address in any spelling is judged and dialled as that address
+// and never handed to a resolver.
 //
 // With [Options.BlockPrivate], the client refuses to connect to any address
 // that is not public unicast ([NonPublic]: loopback, private, carrier-grade
 // NAT, link-local including cloud metadata, unique-local, multicast,
 // documentation and other reserved ranges, and IPv6 forms that embed such an
-// IPv4 address). The check runs at dial time on the addresses the name
-// resolved to, and again on the exact address each socket connects to, so a
-// name that resolves differently between a check and the connection (DNS
-// rebinding) cannot slip through, and neither can a redirect. The only way
-// around it is [Options.Allow], a list of address prefixes that stay
-// reachable; there is no other switch.
+// IPv4 address). An address written in the URL is refused before any I/O. A
+// name is checked at dial time on the addresses it resolved to, and again on
+// the exact address each socket connects to, so a name that resolves
+// differently between a check and the connection (DNS rebinding) cannot slip
+// through, and neither can a redirect. The only way around it is
+// [Options.Allow], a list of address prefixes that stay reachable; there is
+// no other switch.
 //
 // Without BlockPrivate there is no SSRF protection at all: loopback, private
 // and link-local addresses are reachable.
@@ -58,6 +70,9 @@ type Resolver interface {
 // Options configure a client. The zero value is usable: no private-network
 // block, and the default timeout, body cap, hop limit and resolver.
 type Options struct {
+	// Schemes says which schemes are allowed; the zero value allows http
+	// and https.
+	Schemes Schemes
 	// BlockPrivate refuses connections to every address [NonPublic]
 	// reports, unless Allow holds it.
 	BlockPrivate bool
@@ -146,43 +161,47 @@ func (o Options) CheckAddr(a netip.Addr) error {
 	return nil
 }
 
-// checkRedirect re-validates every hop: the hop limit, the URL, and an
-// address given literally. Names are checked when they are dialed.
+// checkRedirect re-validates every hop: the hop limit, and the URL, which
+// it puts in canonical form. Names are checked when they are dialed.
 func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= g.opts.MaxRedirects {
 		return fmt.Errorf("%w: stopped after %d", ErrRedirects, len(via))
 	}
-	if err := g.checkRequestURL(req); err != nil {
+	u, err := g.opts.checkURL(req.URL)
+	if err != nil {
 		return fmt.Errorf("redirect refused: %w", err)
 	}
+	if req.Host == req.URL.Host {
+		req.Host = u.Host
+	}
+	req.URL = u
 	return nil
 }
 
-// checkRequestURL applies CheckURL's rules to a request, and the address
-// policy to a host given as an address.
-func (g *guard) checkRequestURL(req *http.Request) error {
-	if err := checkURL(req.URL); err != nil {
-		return err
-	}
-	if ip, err := netip.ParseAddr(req.URL.Hostname()); err == nil {
-		return g.opts.CheckAddr(ip)
-	}
-	return nil
-}
-
-// transport checks each request before the base transport sends it, and
-// caps each response body.
+// transport checks each request before the base transport sends it, puts
+// its host in canonical form, and caps each response body.
 type transport struct {
 	guard *guard
 	base  *http.Transport
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.guard.checkRequestURL(req); err != nil {
+	u, err := t.guard.opts.checkURL(req.URL)
+	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
+	}
+	if u.Host != req.URL.Host {
+		// Send a copy with the canonical host: a RoundTripper must not
+		// change the request it is given.
+		c := *req
+		if c.Host == "" || c.Host == req.URL.Host {
+			c.Host = u.Host
+		}
+		c.URL = u
+		req = &c
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {

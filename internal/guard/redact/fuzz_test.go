@@ -2,14 +2,15 @@ package redact
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
 
 // FuzzRedact checks, for two random secrets and a random input, that no
 // secret value, nor any form of one, survives in the text between markers,
-// and that the Writer, given the input in two pieces, writes what String
-// returns.
+// and that Error's text and the Writer, given the input in two pieces,
+// say what String returns.
 func FuzzRedact(f *testing.F) {
 	f.Add("hunter2", "ter", []byte("password hunter2 hunter"), uint(3))
 	f.Add("aa", "a", []byte("aaaaaaa"), uint(1))
@@ -22,6 +23,9 @@ func FuzzRedact(f *testing.F) {
 		out := r.String(string(input))
 		if got := string(r.Bytes(input)); got != out {
 			t.Fatalf("Bytes %q != String %q", got, out)
+		}
+		if got := r.Error(errors.New(string(input))).Error(); got != out {
+			t.Fatalf("Error %q != String %q", got, out)
 		}
 		// The pieces of output between markers are input left as it was;
 		// none may hold a secret in any form.

@@ -11,6 +11,11 @@
 // that starts first (the longest one, if several start there), so no part of
 // any secret survives.
 //
+// [Redactor.Error] makes an error safe to return: its text redacted, and its
+// chain cut down to the sentinels the caller names and the errors that
+// redact themselves ([Redactable]), so that nothing that unwraps it can reach
+// an unredacted value further down.
+//
 // What it cannot do: it knows only the values it is given, so a secret it was
 // not told about, or one transformed in any other way (hashed, encrypted,
 // split by other text, re-encoded twice, base64 at an offset inside a larger
@@ -23,6 +28,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"slices"
 	"strings"
@@ -127,29 +133,72 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	return out
 }
 
-// Error returns an error whose message is err's with every secret replaced,
-// or err itself if its message holds none (and nil for nil). The returned
-// error unwraps to err, so errors.Is and errors.As still work; code that
-// unwraps it and prints what it finds must redact that too.
-func (r *Redactor) Error(err error) error {
+// Redactable is an error type that knows how to redact its own values, so
+// that [Redactor.Error] can keep it: a model's status error, say, whose
+// code is no secret but whose message might hold one.
+type Redactable interface {
+	error
+	// Redact returns a copy of the error with r applied to every value
+	// that could hold a secret.
+	Redact(r *Redactor) error
+}
+
+// Error returns an error whose text is err's with every secret replaced,
+// and nil for nil. It unwraps to nothing of err's chain but the errors of
+// keep that err matches with errors.Is (sentinels such as
+// context.Canceled), and the Redact result of each [Redactable] error in the
+// chain (not looked into further); everything else is dropped, because its
+// values (a *url.Error's URL, say) could hold a secret, and code that
+// unwrapped it could print them. An error Error returned for r comes back
+// as it is.
+func (r *Redactor) Error(err error, keep ...error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	red := r.String(msg)
-	if red == msg {
-		return err
+	if e, ok := err.(*redactedError); ok && e.by == r {
+		return e
 	}
-	return &redactedError{msg: red, err: err}
+	e := &redactedError{msg: r.String(err.Error()), by: r}
+	for _, target := range keep {
+		if target != nil && errors.Is(err, target) {
+			e.kept = append(e.kept, target)
+		}
+	}
+	e.kept = appendRedactable(e.kept, err, r)
+	return e
 }
 
+// appendRedactable appends to kept the Redact result of every Redactable
+// error in err's tree, without looking inside those.
+func appendRedactable(kept []error, err error, r *Redactor) []error {
+	switch x := err.(type) {
+	case nil:
+		return kept
+	case Redactable:
+		if red := x.Redact(r); red != nil {
+			kept = append(kept, red)
+		}
+		return kept
+	case interface{ Unwrap() error }:
+		return appendRedactable(kept, x.Unwrap(), r)
+	case interface{ Unwrap() []error }:
+		for _, e := range x.Unwrap() {
+			kept = appendRedactable(kept, e, r)
+		}
+	}
+	return kept
+}
+
+// A redactedError has had secrets replaced in its text, and keeps only
+// what Error was told to keep.
 type redactedError struct {
-	msg string
-	err error
+	msg  string
+	kept []error
+	by   *Redactor
 }
 
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+func (e *redactedError) Error() string   { return e.msg }
+func (e *redactedError) Unwrap() []error { return e.kept }
 
 // state carries a scan across calls, for [Writer].
 type state struct {

@@ -86,9 +86,9 @@ func TestRedactsNothing(t *testing.T) {
 		if got := r.Bytes(in); &got[0] != &in[0] {
 			t.Errorf("%s: Bytes copied", name)
 		}
-		err := errors.New("x")
-		if r.Error(err) != err {
-			t.Errorf("%s: Error wrapped", name)
+		err := fmt.Errorf("x: %w", fs.ErrNotExist)
+		if red := r.Error(err, fs.ErrNotExist); red.Error() != "x: file does not exist" || !errors.Is(red, fs.ErrNotExist) {
+			t.Errorf("%s: Error = %v", name, red)
 		}
 		var buf bytes.Buffer
 		w := r.Writer(&buf)
@@ -113,30 +113,78 @@ type codeError struct{ code int }
 
 func (e *codeError) Error() string { return fmt.Sprintf("code %d", e.code) }
 
+// noteError is Redactable: its code is kept, its note redacted.
+type noteError struct {
+	code int
+	note string
+}
+
+func (e *noteError) Error() string { return fmt.Sprintf("code %d: %s", e.code, e.note) }
+func (e *noteError) Redact(r *Redactor) error {
+	return &noteError{code: e.code, note: r.String(e.note)}
+}
+
+// TestError checks that Error redacts the text and keeps, of the chain, only
+// the sentinels named that the error matches and Redactable errors,
+// redacted: nothing that unwraps the result reaches a secret.
 func TestError(t *testing.T) {
 	r := New(map[string]string{"TOKEN": "hunter2"})
-	base := &codeError{7}
-	err := fmt.Errorf("dial https://u:hunter2@example.com: %w: %w", fs.ErrPermission, base)
-	red := r.Error(err)
-	if want := "dial https://u:[redacted TOKEN]@example.com: permission denied: code 7"; red.Error() != want {
+	ue := &url.Error{Op: "Get", URL: "https://example.com/?k=hunter2", Err: fs.ErrPermission}
+	note := &noteError{code: 429, note: "slow down, hunter2"}
+	err := fmt.Errorf("fetch: %w: %w: %w", ue, &codeError{7}, note)
+	red := r.Error(err, fs.ErrPermission, os.ErrNotExist, nil)
+	want := `fetch: Get "https://example.com/?k=[redacted TOKEN]": permission denied: code 7: code 429: slow down, [redacted TOKEN]`
+	if red.Error() != want {
 		t.Errorf("message %q, want %q", red, want)
 	}
 	if !errors.Is(red, fs.ErrPermission) {
-		t.Error("errors.Is lost")
+		t.Error("a kept sentinel is lost")
 	}
-	var ce *codeError
-	if !errors.As(red, &ce) || ce != base {
-		t.Error("errors.As lost")
+	if errors.Is(red, os.ErrNotExist) {
+		t.Error("a sentinel the error does not match is kept")
 	}
+	if _, ok := errors.AsType[*url.Error](red); ok {
+		t.Error("errors.As reaches the *url.Error, which holds the secret")
+	}
+	if _, ok := errors.AsType[*codeError](red); ok {
+		t.Error("errors.As reaches an error that was not kept")
+	}
+	if ne, ok := errors.AsType[*noteError](red); !ok || ne.code != 429 || ne.note != "slow down, [redacted TOKEN]" {
+		t.Errorf("the Redactable error: %+v, %v", ne, ok)
+	}
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if strings.Contains(e.Error(), "hunter2") {
+			t.Errorf("the chain holds the secret: %q", e)
+		}
+		switch x := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(red)
 	if r.Error(nil) != nil {
 		t.Error("Error(nil) != nil")
 	}
-	plain := os.ErrNotExist
-	if r.Error(plain) != plain {
-		t.Error("an error without secrets was wrapped")
+	if r.Error(red) != red {
+		t.Error("an error already redacted by r was wrapped again")
 	}
-	if got := fmt.Sprintf("%v", fmt.Errorf("outer: %w", red)); strings.Contains(got, "hunter2") {
-		t.Errorf("wrapping again shows the secret: %s", got)
+	if again := New(map[string]string{"OTHER": "code"}).Error(red); strings.Contains(again.Error(), "code 7") {
+		t.Errorf("another Redactor did not redact its own secret: %q", again)
+	}
+	wrapped := r.Error(fmt.Errorf("outer: %w", red), fs.ErrPermission)
+	if got := wrapped.Error(); strings.Contains(got, "hunter2") || !errors.Is(wrapped, fs.ErrPermission) {
+		t.Errorf("wrapping again: %v", got)
+	}
+	if ne, ok := errors.AsType[*noteError](wrapped); !ok || ne.code != 429 {
+		t.Errorf("wrapping again lost the Redactable error: %+v, %v", ne, ok)
 	}
 }
 

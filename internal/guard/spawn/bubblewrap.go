@@ -73,13 +73,10 @@ func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 			return fmt.Errorf("working directory %s holds %s, which the sandbox keeps read-only", p.dir, sys)
 		}
 	}
-	canonical, err := filepath.EvalSymlinks(p.path)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	}
-	visible := fsroot.Within(p.dir, canonical)
+	// p.path has its links resolved (see resolve).
+	visible := fsroot.Within(p.dir, p.path)
 	for _, sys := range sandboxVisible {
-		visible = visible || fsroot.Within(sys, canonical)
+		visible = visible || fsroot.Within(sys, p.path)
 	}
 	if !visible {
 		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc and the working directory are)", ErrNotFound, p.path)

@@ -9,7 +9,9 @@
 // A command is a program and its arguments as a list (argv), never a shell
 // string, and never wrapped in sh -c: shell operators in an argument are
 // inert text. In strict mode ([Cmd].Strict) they are refused outright. The
-// program is looked up in the child's PATH, not the parent's.
+// program is looked up in the child's PATH, not the parent's, its symbolic
+// links are resolved, and that absolute path is what runs ([Resolve] tells
+// it beforehand; [Cmd].Expect refuses to run anything else).
 //
 // Every child gets:
 //   - an environment built by envscrub: safe defaults plus what the caller
@@ -75,6 +77,10 @@ type Cmd struct {
 	Strict        bool          // reject shell operators in Program and Args
 	Isolation     Isolation     // requested; "" means None
 	AllowFallback bool          // with Isolation set: run without it when bubblewrap is unavailable
+	// Expect, when set, is the absolute path Program must resolve to (see
+	// [Resolve]), such as the one a person approved; if it resolves to
+	// anything else, nothing runs and the error wraps [ErrProgramChanged].
+	Expect string
 }
 
 // A Result is what happened to a process that ran.
@@ -97,6 +103,9 @@ var (
 	// ErrNotFound reports a program that is not an executable file, or not
 	// found in the child's PATH.
 	ErrNotFound = errors.New("program not found")
+	// ErrProgramChanged reports a program that resolves to another path
+	// than [Cmd].Expect.
+	ErrProgramChanged = errors.New("program resolves elsewhere")
 )
 
 // shellOperators are refused in strict mode, as a whole argument or inside
@@ -172,10 +181,12 @@ func prepare(c Cmd) (*prepared, error) {
 			iso = None
 		}
 	}
-	pathList, _ := lookupEnv(env, "PATH")
-	program, err := lookPath(c.Program, pathList, dir)
+	program, err := resolve(c.Program, env, dir)
 	if err != nil {
 		return nil, err
+	}
+	if c.Expect != "" && program != c.Expect {
+		return nil, fmt.Errorf("%w: %s now resolves to %s, not %s", ErrProgramChanged, c.Program, program, c.Expect)
 	}
 	limit := c.OutputLimit
 	if limit == 0 {
@@ -269,6 +280,41 @@ func workDir(roots *fsroot.Set, dir string) (string, error) {
 		return "", fmt.Errorf("working directory %s is not a directory", dir)
 	}
 	return p.Abs, nil
+}
+
+// Resolve returns the absolute path, with every symbolic link resolved, of
+// the program Run or Start would run for c: c.Program looked up in the PATH
+// of the environment c gives the child, from c's working directory. It
+// makes the same checks of c as Run, runs nothing, and fails as Run would
+// for a program that is not found.
+func Resolve(c Cmd) (string, error) {
+	if err := checkInput(c); err != nil {
+		return "", err
+	}
+	dir, err := workDir(c.Roots, c.Dir)
+	if err != nil {
+		return "", err
+	}
+	env, err := envscrub.Build(c.Env)
+	if err != nil {
+		return "", err
+	}
+	return resolve(c.Program, env, dir)
+}
+
+// resolve finds program as the child would and resolves its links: the
+// path that runs.
+func resolve(program string, env []string, dir string) (string, error) {
+	pathList, _ := lookupEnv(env, "PATH")
+	found, err := lookPath(program, pathList, dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(found)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return real, nil
 }
 
 // lookPath finds program as the child would: a name with a slash is used as

@@ -516,3 +516,57 @@ func TestBlockPrivate(t *testing.T) {
 		t.Errorf("the private site got requests %v", p)
 	}
 }
+
+// TestNumericHostsCanonical fetches a page by numeric spellings of
+// 127.0.0.1, robots.txt on: without the block, the page and its robots.txt
+// are requested from 127.0.0.1 by address, and the result names the
+// canonical URL; with --block-private-networks, the tool and the prompt
+// refuse every spelling before any request. No name is ever looked up.
+func TestNumericHostsCanonical(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		hosts []string
+	)
+	web := serve(t, "127.0.0.1:0", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Path+" "+r.Host)
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "the page")
+	})
+	port := portOf(web)
+	res := &fakeResolver{}
+	open := start(t, Options{Resolver: res, RespectRobots: true})
+	blocked := start(t, Options{Resolver: res, RespectRobots: true, BlockPrivate: true})
+	spellings := []string{"0x7f000001", "2130706433", "127.1", "0177.0.0.1", "%EF%BC%91%EF%BC%92%EF%BC%97.1", "[::ffff:7f00:1]"}
+	for _, h := range spellings {
+		u := "http://" + h + ":" + port + "/page"
+		canon := "http://127.0.0.1:" + port + "/page"
+		if strings.HasPrefix(h, "[") {
+			canon = "http://" + h + ":" + port + "/page"
+		}
+		runFetch(t, open, []fetchCall{{name: u, args: map[string]any{"url": u}, contain: []string{"Contents of " + canon + ":", "the page"}}})
+		runFetch(t, blocked, []fetchCall{{name: u + " blocked", args: map[string]any{"url": u}, isError: true, contain: []string{"address blocked", "loopback"}}})
+		got, err := blocked.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "fetch", Arguments: map[string]string{"url": u}})
+		if err != nil || !strings.Contains(got.Messages[0].Content.(*mcp.TextContent).Text, "address blocked") {
+			t.Errorf("prompt %s under the block: %+v, %v", u, got, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) != 2*len(spellings) {
+		t.Errorf("the site got %d requests, want %d (robots.txt and the page, unblocked only)", len(hosts), 2*len(spellings))
+	}
+	for _, h := range hosts {
+		if !strings.HasSuffix(h, " 127.0.0.1:"+port) && !strings.HasSuffix(h, " [::ffff:7f00:1]:"+port) {
+			t.Errorf("request %q does not name the canonical host", h)
+		}
+	}
+	if n := res.lookups.Load(); n != 0 {
+		t.Errorf("%d name lookups", n)
+	}
+}

@@ -15,10 +15,12 @@ import (
 	"github.com/zero-dev/zero/internal/guard/netguard"
 )
 
-// checkURL checks a URL with netguard and gives it the path "/" when it has
-// none, as the reference's URL type does.
-func checkURL(raw string) (*url.URL, error) {
-	u, err := netguard.CheckURL(raw)
+// checkURL checks a URL with the client's netguard options, which puts its
+// host in canonical form and refuses a blocked address written in it, and
+// gives it the path "/" when it has none, as the reference's URL type does.
+// Every request the server builds starts from the URL it returns.
+func (s *server) checkURL(raw string) (*url.URL, error) {
+	u, err := s.guard.CheckURL(raw)
 	if err != nil {
 		return nil, err
 	}

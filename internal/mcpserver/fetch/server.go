@@ -4,8 +4,10 @@
 // that returns a whole page as a user message.
 //
 // Every request goes through internal/guard/netguard: only http and https
-// URLs, checked before any network I/O; a 30-second timeout; a 10 MiB body
-// cap; no proxy; redirects re-validated. By default there is no SSRF
+// URLs, checked before any network I/O, with the host read as browsers read
+// it and put in canonical form (http://0x7f000001/ is fetched, named and
+// judged as http://127.0.0.1/, robots.txt included); a 30-second timeout; a
+// 10 MiB body cap; no proxy; redirects re-validated. By default there is no SSRF
 // protection, as the spec says: loopback, link-local and private addresses
 // are reachable. [Options.BlockPrivate] adds netguard's dial-time block.
 //
@@ -110,16 +112,18 @@ func newServer(o Options) *server {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	guard := netguard.Options{
+		BlockPrivate: o.BlockPrivate,
+		Allow:        o.Allow,
+		Timeout:      o.Timeout,
+		MaxBody:      o.MaxBody,
+		Resolver:     o.Resolver,
+	}
 	return &server{
-		opts: o,
-		client: netguard.NewClient(netguard.Options{
-			BlockPrivate: o.BlockPrivate,
-			Allow:        o.Allow,
-			Timeout:      o.Timeout,
-			MaxBody:      o.MaxBody,
-			Resolver:     o.Resolver,
-		}),
-		conv: newConverter(),
+		opts:   o,
+		guard:  guard,
+		client: netguard.NewClient(guard),
+		conv:   newConverter(),
 	}
 }
 
@@ -127,6 +131,7 @@ func ptr[T any](v T) *T { return &v }
 
 type server struct {
 	opts   Options
+	guard  netguard.Options // the client's, for checking URLs up front
 	client *http.Client
 	conv   *converter.Converter
 }
@@ -159,7 +164,7 @@ func (a *fetchArgs) Validate() error {
 }
 
 func (s *server) fetchTool(ctx context.Context, _ *mcp.CallToolRequest, in *fetchArgs) (*mcp.CallToolResult, error) {
-	u, err := checkURL(in.URL)
+	u, err := s.checkURL(in.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +201,7 @@ func (s *server) fetchPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*m
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
 		}
 	}
-	u, err := checkURL(raw)
+	u, err := s.checkURL(raw)
 	if err != nil {
 		// The refused URL is not repeated: it may carry credentials.
 		return message("Failed to fetch the URL", err.Error()), nil

@@ -4,49 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/graphstore"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
+	"github.com/zero-dev/zero/internal/testref"
 )
-
-// referenceServer is the reference memory server's script, installed by
-// npm in the checkout's node folder.
-const referenceServer = "../../../node/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
-
-// startReference runs the reference memory server on the file at path. It
-// skips the test when node or the package is missing, unless
-// ZERO_REQUIRE_NODE is set.
-func startReference(t *testing.T, path string) *mcp.ClientSession {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	script, _ := filepath.Abs(referenceServer)
-	if err == nil {
-		_, err = os.Stat(script)
-	}
-	if err != nil {
-		if os.Getenv("ZERO_REQUIRE_NODE") != "" {
-			t.Fatalf("the reference server is required (ZERO_REQUIRE_NODE): %v", err)
-		}
-		t.Skipf("the reference server is not available: %v", err)
-	}
-	cmd := exec.Command(node, script)
-	cmd.Env = []string{"MEMORY_FILE_PATH=" + path, "PATH=" + os.Getenv("PATH")}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	client := mcp.NewClient(&mcp.Implementation{Name: "memory-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("start the reference server: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 // TestMatchesReference makes the same calls to the reference server and to
 // Zero's, each on a fresh file, and requires the same answers (text byte
@@ -54,7 +20,7 @@ func startReference(t *testing.T, path string) *mcp.ClientSession {
 // the same file.
 func TestMatchesReference(t *testing.T) {
 	refPath := filepath.Join(t.TempDir(), "memory.jsonl")
-	ref := startReference(t, refPath)
+	ref := testref.Memory(t, refPath)
 	zeroPath := filepath.Join(t.TempDir(), "memory.jsonl")
 	st, err := graphstore.Open(zeroPath)
 	if err != nil {
@@ -117,7 +83,7 @@ func TestMatchesReference(t *testing.T) {
 	if string(refFile) != string(zeroFile) {
 		t.Errorf("files differ:\nreference %q\nzero      %q", refFile, zeroFile)
 	}
-	var g wireGraph
+	var g graphstore.Graph
 	if json.Unmarshal([]byte(zeroRes.Contents[0].Text), &g) != nil || len(g.Entities) != 5 {
 		t.Errorf("resource text does not hold the graph: %s", zeroRes.Contents[0].Text)
 	}

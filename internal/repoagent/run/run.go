@@ -98,14 +98,13 @@ func newTaskID(now time.Time) string {
 }
 
 type task struct {
-	o        Options
-	rep      *Report
-	repo     *runner.Repo
-	policy   policy.Repo
-	def      string // the default branch
-	url      string // the remote's URL: fetches and the push go there
-	paths    []string
-	proposal string
+	o      Options
+	rep    *Report
+	repo   *runner.Repo
+	policy policy.Repo
+	def    string // the default branch
+	url    string // the remote's URL: fetches and the push go there
+	paths  []string
 }
 
 func (t *task) run(ctx context.Context) error {

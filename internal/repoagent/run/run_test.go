@@ -2,17 +2,12 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -24,66 +19,8 @@ import (
 	"github.com/zero-dev/zero/internal/repoagent/record"
 	"github.com/zero-dev/zero/internal/repoagent/state"
 	"github.com/zero-dev/zero/internal/repoagent/webhook"
+	"github.com/zero-dev/zero/internal/testgit"
 )
-
-func gitT(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// repoFixture makes a bare remote and a checkout whose main holds
-// README.md ("helo") and, if policy is not empty, .agent-zero.yml.
-func repoFixture(t testing.TB, policyYAML string) (checkout, remote string) {
-	t.Helper()
-	root := t.TempDir()
-	remote = filepath.Join(root, "remote.git")
-	checkout = filepath.Join(root, "checkout")
-	gitT(t, root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
-	gitT(t, root, "init", "--quiet", "--initial-branch=main", checkout)
-	os.WriteFile(filepath.Join(checkout, "README.md"), []byte("helo\n"), 0o644)
-	if policyYAML != "" {
-		os.WriteFile(filepath.Join(checkout, PolicyFile), []byte(policyYAML), 0o644)
-	}
-	gitT(t, checkout, "add", ".")
-	gitT(t, checkout, "commit", "--quiet", "-m", "first")
-	gitT(t, checkout, "remote", "add", "origin", remote)
-	gitT(t, checkout, "push", "--quiet", "origin", "main")
-	gitT(t, checkout, "fetch", "--quiet", "origin")
-	gitT(t, checkout, "remote", "set-head", "origin", "main")
-	return checkout, remote
-}
-
-// treeHash hashes every file, link and directory under dir, .git included.
-func treeHash(t *testing.T, dir string) string {
-	t.Helper()
-	var lines []string
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(dir, path)
-		info, _ := d.Info()
-		line := rel + " " + info.Mode().String()
-		if d.Type().IsRegular() {
-			data, _ := os.ReadFile(path)
-			sum := sha256.Sum256(data)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:])
-}
 
 // scriptedModel is a local server in the OpenAI chat-completions format:
 // it first asks for README.md with read_file, then answers with final.
@@ -161,7 +98,11 @@ type env struct {
 func setup(t testing.TB, policyYAML string) *env {
 	t.Helper()
 	e := &env{}
-	e.checkout, e.remote = repoFixture(t, policyYAML)
+	files := map[string]string{"README.md": "helo\n"}
+	if policyYAML != "" {
+		files[PolicyFile] = policyYAML
+	}
+	e.checkout, e.remote = testgit.Repo(t, files)
 	dir := t.TempDir()
 	var err error
 	if e.state, err = state.Open(context.Background(), dir); err != nil {
@@ -237,7 +178,7 @@ func TestOutcomes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, tc.policy)
-			before := treeHash(t, e.checkout)
+			before := testgit.TreeHash(t, e.checkout)
 			c, _ := newModel(t, tc.answer)
 			rep, err := Run(context.Background(), e.options(c, tc.operator, tc.event, tc.requested))
 			if err != nil {
@@ -246,15 +187,15 @@ func TestOutcomes(t *testing.T) {
 			if rep.Outcome != tc.want {
 				t.Fatalf("outcome %s (%s), want %s", rep.Outcome, rep.Reason, tc.want)
 			}
-			if after := treeHash(t, e.checkout); after != before {
+			if after := testgit.TreeHash(t, e.checkout); after != before {
 				t.Error("the checkout changed")
 			}
-			branches := gitT(t, e.remote, "for-each-ref", "--format=%(refname)", "refs/heads/")
+			branches := testgit.Run(t, e.remote, "for-each-ref", "--format=%(refname)", "refs/heads/")
 			if tc.want == policy.Applied {
 				if !strings.Contains(branches, "refs/heads/agent-zero/"+rep.TaskID) || rep.Commit == "" {
 					t.Fatalf("no branch pushed: %q", branches)
 				}
-				if got := gitT(t, e.remote, "show", rep.Commit+":README.md"); got != "hello" {
+				if got := testgit.Run(t, e.remote, "show", rep.Commit+":README.md"); got != "hello" {
 					t.Errorf("the pushed README: %q", got)
 				}
 				if strings.Contains(tc.name, "isolated") != (rep.Checks.Isolation == "container") {
@@ -263,7 +204,7 @@ func TestOutcomes(t *testing.T) {
 			} else if branches != "refs/heads/main" {
 				t.Errorf("branches on the remote: %q", branches)
 			}
-			if got := gitT(t, e.remote, "rev-parse", "refs/heads/main"); got != rep.PolicySHA && tc.want != Failed {
+			if got := testgit.Run(t, e.remote, "rev-parse", "refs/heads/main"); got != rep.PolicySHA && tc.want != Failed {
 				t.Error("main moved")
 			}
 			recs, err := record.Read(e.records)
@@ -279,11 +220,11 @@ func TestOutcomes(t *testing.T) {
 // from the default branch at a pinned commit.
 func TestPolicyFromTheDefaultBranch(t *testing.T) {
 	e := setup(t, "mode: observe\n")
-	gitT(t, e.checkout, "checkout", "--quiet", "-b", "pr")
+	testgit.Run(t, e.checkout, "checkout", "--quiet", "-b", "pr")
 	os.WriteFile(filepath.Join(e.checkout, PolicyFile), []byte(strings.Replace(fixPolicy, "mode: fix", "mode: autonomous", 1)), 0o644)
-	gitT(t, e.checkout, "commit", "--quiet", "-am", "let the agent do anything")
-	head := gitT(t, e.checkout, "rev-parse", "HEAD")
-	main := gitT(t, e.checkout, "rev-parse", "main")
+	testgit.Run(t, e.checkout, "commit", "--quiet", "-am", "let the agent do anything")
+	head := testgit.Run(t, e.checkout, "rev-parse", "HEAD")
+	main := testgit.Run(t, e.checkout, "rev-parse", "main")
 	c, _ := newModel(t, answer(fixReadme, 0.99))
 	ev := *prEvent
 	ev.HeadSHA = head
@@ -362,7 +303,7 @@ func TestApproveHeldChange(t *testing.T) {
 	if err != nil || approved.Outcome != policy.Applied || approved.Branch == "" {
 		t.Fatalf("approved: %s %s %v", approved.Outcome, approved.Reason, err)
 	}
-	if got := gitT(t, e.remote, "show", approved.Commit+":.github/workflows/ci.yml"); got != "on: push" {
+	if got := testgit.Run(t, e.remote, "show", approved.Commit+":.github/workflows/ci.yml"); got != "on: push" {
 		t.Errorf("the approved change: %q", got)
 	}
 	again, _ := Approve(context.Background(), o, rep.TaskID)
@@ -412,14 +353,14 @@ func fsrootOpen(dir string) (*fsroot.Set, error) { return fsroot.Open([]string{d
 func TestFetchesAHeadTheCheckoutLacks(t *testing.T) {
 	e := setup(t, fixPolicy)
 	other := filepath.Join(t.TempDir(), "other")
-	gitT(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
-	gitT(t, other, "checkout", "--quiet", "-b", "pr")
+	testgit.Run(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
+	testgit.Run(t, other, "checkout", "--quiet", "-b", "pr")
 	os.WriteFile(filepath.Join(other, "NOTES.md"), []byte("from a pull request\n"), 0o644)
-	gitT(t, other, "add", ".")
-	gitT(t, other, "commit", "--quiet", "-m", "pr")
-	gitT(t, other, "push", "--quiet", "origin", "pr")
-	head := gitT(t, other, "rev-parse", "HEAD")
-	before := treeHash(t, e.checkout)
+	testgit.Run(t, other, "add", ".")
+	testgit.Run(t, other, "commit", "--quiet", "-m", "pr")
+	testgit.Run(t, other, "push", "--quiet", "origin", "pr")
+	head := testgit.Run(t, other, "rev-parse", "HEAD")
+	before := testgit.TreeHash(t, e.checkout)
 	c, _ := newModel(t, answer(fixReadme, 0.99))
 	ev := *prEvent
 	ev.HeadSHA = head
@@ -427,10 +368,10 @@ func TestFetchesAHeadTheCheckoutLacks(t *testing.T) {
 	if err != nil || rep.HeadSHA != head || rep.Outcome != policy.Applied {
 		t.Fatalf("%s %s %s %v", rep.HeadSHA, rep.Outcome, rep.Reason, err)
 	}
-	if got := gitT(t, e.remote, "show", rep.Commit+":NOTES.md"); got != "from a pull request" {
+	if got := testgit.Run(t, e.remote, "show", rep.Commit+":NOTES.md"); got != "from a pull request" {
 		t.Errorf("the change is not on the pull request's head: %q", got)
 	}
-	if treeHash(t, e.checkout) != before {
+	if testgit.TreeHash(t, e.checkout) != before {
 		t.Error("the checkout changed")
 	}
 }
@@ -441,18 +382,18 @@ func TestFetchesAHeadTheCheckoutLacks(t *testing.T) {
 func TestPolicyIsTheRemotesCurrent(t *testing.T) {
 	e := setup(t, fixPolicy)
 	other := filepath.Join(t.TempDir(), "other")
-	gitT(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
+	testgit.Run(t, filepath.Dir(other), "clone", "--quiet", e.remote, other)
 	os.WriteFile(filepath.Join(other, PolicyFile), []byte("mode: observe\n"), 0o644)
-	gitT(t, other, "commit", "--quiet", "-am", "observe only")
-	gitT(t, other, "push", "--quiet", "origin", "main")
-	tightened := gitT(t, other, "rev-parse", "HEAD")
-	before := treeHash(t, e.checkout)
+	testgit.Run(t, other, "commit", "--quiet", "-am", "observe only")
+	testgit.Run(t, other, "push", "--quiet", "origin", "main")
+	tightened := testgit.Run(t, other, "rev-parse", "HEAD")
+	before := testgit.TreeHash(t, e.checkout)
 	c, _ := newModel(t, answer(fixReadme, 0.99))
 	rep, err := Run(context.Background(), e.options(c, operatorWith(policy.Autonomous), prEvent, policy.Fix))
 	if err != nil || rep.PolicySHA != tightened || rep.Mode != policy.Observe || rep.Outcome != policy.RefusedMode {
 		t.Fatalf("policy %s (want %s) mode %s outcome %s %v", rep.PolicySHA, tightened, rep.Mode, rep.Outcome, err)
 	}
-	if treeHash(t, e.checkout) != before {
+	if testgit.TreeHash(t, e.checkout) != before {
 		t.Error("the checkout changed")
 	}
 }

@@ -2,81 +2,18 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/testnet"
 )
-
-// gitT runs git for a test fixture.
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// fixture makes a bare remote and a clone of it with one commit on main.
-func fixture(t *testing.T) (checkout, remote string) {
-	t.Helper()
-	root := t.TempDir()
-	remote = filepath.Join(root, "remote.git")
-	checkout = filepath.Join(root, "checkout")
-	gitT(t, root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
-	gitT(t, root, "init", "--quiet", "--initial-branch=main", checkout)
-	os.WriteFile(filepath.Join(checkout, "README.md"), []byte("hello\n"), 0o644)
-	gitT(t, checkout, "add", ".")
-	gitT(t, checkout, "commit", "--quiet", "-m", "first")
-	gitT(t, checkout, "remote", "add", "origin", remote)
-	gitT(t, checkout, "push", "--quiet", "origin", "main")
-	gitT(t, checkout, "fetch", "--quiet", "origin")
-	gitT(t, checkout, "remote", "set-head", "origin", "main")
-	return checkout, remote
-}
-
-// treeHash hashes every file, link and directory under dir, .git included.
-func treeHash(t *testing.T, dir string) string {
-	t.Helper()
-	var lines []string
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(dir, path)
-		info, _ := d.Info()
-		line := rel + " " + info.Mode().String()
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(path)
-			line += " -> " + target
-		case d.Type().IsRegular():
-			data, _ := os.ReadFile(path)
-			sum := sha256.Sum256(data)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:])
-}
 
 const readmeDiff = `diff --git a/README.md b/README.md
 --- a/README.md
@@ -90,8 +27,8 @@ const readmeDiff = `diff --git a/README.md b/README.md
 // commits and pushes: the repository's files and .git stay byte-identical,
 // and the branch lands on the remote.
 func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
-	checkout, remote := fixture(t)
-	before := treeHash(t, checkout)
+	checkout, remote := testgit.Repo(t, map[string]string{"README.md": "hello\n"})
+	before := testgit.TreeHash(t, checkout)
 	ctx := context.Background()
 	r, err := OpenRepo(checkout)
 	if err != nil {
@@ -142,13 +79,13 @@ func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
 	if err := s.Push(ctx, url, commit, BranchPrefix+"task-1", branch, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitT(t, remote, "rev-parse", "refs/heads/agent-zero/task-1"); got != commit {
+	if got := testgit.Run(t, remote, "rev-parse", "refs/heads/agent-zero/task-1"); got != commit {
 		t.Errorf("the remote branch is %s, want %s", got, commit)
 	}
-	if got := gitT(t, remote, "show", "refs/heads/agent-zero/task-1:README.md"); got != "hello, world" {
+	if got := testgit.Run(t, remote, "show", "refs/heads/agent-zero/task-1:README.md"); got != "hello, world" {
 		t.Errorf("the pushed file: %q", got)
 	}
-	if after := treeHash(t, checkout); after != before {
+	if after := testgit.TreeHash(t, checkout); after != before {
 		t.Error("the repository changed")
 	}
 }
@@ -156,7 +93,7 @@ func TestWorkLeavesTheRepositoryUntouched(t *testing.T) {
 // TestPushOnlyToNewAgentBranches: the default branch, another prefix, an
 // option-like name and an existing branch are all refused.
 func TestPushOnlyToNewAgentBranches(t *testing.T) {
-	checkout, remote := fixture(t)
+	checkout, remote := testgit.Repo(t, map[string]string{"README.md": "hello\n"})
 	ctx := context.Background()
 	r, _ := OpenRepo(checkout)
 	defer r.Close()
@@ -183,7 +120,7 @@ func TestPushOnlyToNewAgentBranches(t *testing.T) {
 	if err := s.Push(ctx, remote, other, "agent-zero/t", "main", ""); err == nil {
 		t.Error("an existing branch was overwritten")
 	}
-	if got := gitT(t, remote, "rev-parse", "refs/heads/main"); got != sha {
+	if got := testgit.Run(t, remote, "rev-parse", "refs/heads/main"); got != sha {
 		t.Error("main moved")
 	}
 }

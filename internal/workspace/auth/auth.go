@@ -57,10 +57,20 @@ const (
 // Errors the API turns into status codes.
 var (
 	ErrUnauthenticated = errors.New("not signed in: open a login link, or send a bearer token")
-	ErrLinkInvalid     = errors.New("this login link is unknown, used or expired; restart zero serve for a new one")
+	ErrLinkInvalid     = errors.New("this login link is unknown, used or expired; run zero login for a new one")
 	ErrCrossSite       = errors.New("cross-site request refused")
 	ErrCSRF            = errors.New("missing or wrong CSRF token")
 )
+
+// A LinkError is a refused login link: why, and whose link it was ("" for
+// a link never issued).
+type LinkError struct {
+	Reason string // "unknown", "used" or "expired"
+	User   string
+}
+
+func (e *LinkError) Error() string { return ErrLinkInvalid.Error() }
+func (e *LinkError) Unwrap() error { return ErrLinkInvalid }
 
 // A Caller is an authenticated request's user.
 type Caller struct {
@@ -69,6 +79,8 @@ type Caller struct {
 	Role    Role
 	Kind    Kind
 	TokenID int64 // for a bearer caller
+	// FirstUse marks the first request a bearer token ever made.
+	FirstUse bool
 
 	csrf string // for a browser caller
 }
@@ -139,12 +151,21 @@ func (s *Service) CreateUser(ctx context.Context, name string, role Role) (int64
 	return res.LastInsertId()
 }
 
+// usedLinksKept is how long a used or expired link is remembered, so that
+// presenting it again is told apart from presenting an unknown one.
+const usedLinksKept = 7 * 24 * time.Hour
+
 // LoginLink returns a new one-time login token for the user, valid for
-// LoginLinkTTL; the link is base + "/login?token=" + token.
+// LoginLinkTTL; the link is base + "/login?token=" + token. Links that
+// expired more than a week ago are forgotten.
 func (s *Service) LoginLink(ctx context.Context, userID int64) (string, error) {
 	token := randomToken()
+	now := s.now()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM login_links WHERE expires_at < ?`, stamp(now.Add(-usedLinksKept))); err != nil {
+		return "", err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO login_links (hash, user_id, expires_at) VALUES (?, ?, ?)`,
-		hash(token), userID, stamp(s.now().Add(LoginLinkTTL)))
+		hash(token), userID, stamp(now.Add(LoginLinkTTL)))
 	if err != nil {
 		return "", err
 	}
@@ -157,36 +178,38 @@ func LoginURL(base, token string) string {
 }
 
 // Login consumes a login token and opens a session: it returns the session
-// id, the cookie's value.
-func (s *Service) Login(ctx context.Context, token string) (session string, err error) {
+// id (the cookie's value) and the user's name. A refused link is a
+// *LinkError saying why: unknown, already used, or expired.
+func (s *Service) Login(ctx context.Context, token string) (session, user string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer tx.Rollback()
 	var userID int64
-	var expires string
-	err = tx.QueryRowContext(ctx, `SELECT user_id, expires_at FROM login_links WHERE hash = ?`, hash(token)).Scan(&userID, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrLinkInvalid
+	var expires, used string
+	err = tx.QueryRowContext(ctx, `SELECT l.user_id, u.name, l.expires_at, l.used_at FROM login_links l JOIN users u ON u.id = l.user_id WHERE l.hash = ?`,
+		hash(token)).Scan(&userID, &user, &expires, &used)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", "", &LinkError{Reason: "unknown"}
+	case err != nil:
+		return "", "", err
+	case used != "":
+		return "", "", &LinkError{Reason: "used", User: user}
+	case expires < stamp(s.now()):
+		return "", "", &LinkError{Reason: "expired", User: user}
 	}
-	if err != nil {
-		return "", err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE hash = ?`, hash(token)); err != nil {
-		return "", err
-	}
-	if expires < stamp(s.now()) {
-		tx.Commit() // the used-up link goes either way
-		return "", ErrLinkInvalid
+	if _, err := tx.ExecContext(ctx, `UPDATE login_links SET used_at = ? WHERE hash = ?`, stamp(s.now()), hash(token)); err != nil {
+		return "", "", err
 	}
 	session = randomToken()
 	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)`,
 		hash(session), userID, randomToken(), stamp(s.now().Add(SessionTTL)))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return session, tx.Commit()
+	return session, user, tx.Commit()
 }
 
 // Logout ends the request's browser session, if any.
@@ -209,10 +232,19 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 			return nil, ErrUnauthenticated
 		}
 		c := &Caller{Kind: Bearer}
-		err := s.db.QueryRowContext(ctx, `SELECT t.id, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
-			hash(token)).Scan(&c.TokenID, &c.UserID, &c.User, &c.Role)
+		var firstUsed string
+		err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
+			hash(token)).Scan(&c.TokenID, &firstUsed, &c.UserID, &c.User, &c.Role)
 		if err != nil {
 			return nil, ErrUnauthenticated
+		}
+		if firstUsed == "" {
+			res, err := s.db.ExecContext(ctx, `UPDATE tokens SET first_used_at = ? WHERE id = ? AND first_used_at = ''`, stamp(s.now()), c.TokenID)
+			if err != nil {
+				return nil, err
+			}
+			n, _ := res.RowsAffected()
+			c.FirstUse = n == 1
 		}
 		return c, nil
 	}
@@ -235,6 +267,13 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 func (s *Service) CreateToken(ctx context.Context, userID int64, name string) (id int64, token string, err error) {
 	if name == "" || len(name) > tokenNameLimit || strings.ContainsAny(name, "\x00\n\r") {
 		return 0, "", fmt.Errorf("token name: want 1-%d characters, no control characters", tokenNameLimit)
+	}
+	var taken int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE name = ?`, name).Scan(&taken); err != nil {
+		return 0, "", err
+	}
+	if taken > 0 {
+		return 0, "", fmt.Errorf("a token named %q exists already: choose another name", name)
 	}
 	token = TokenPrefix + randomToken()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,

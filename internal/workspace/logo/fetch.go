@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zero-dev/zero/internal/guard/netguard"
 )
 
 // Limits on a Fetcher.
@@ -65,10 +67,11 @@ func NewFetcher(client *http.Client) *Fetcher {
 
 // Fetch returns src as a checked data: URL (see [DataURL]). A data: URL,
 // its payload base64 or percent-encoded, is decoded without network I/O;
-// its declared type is ignored. An https URL of at most 2048 bytes, without
-// credentials, is fetched with a GET that must answer 200 directly, with at
-// most MaxBytes of body. Every other scheme is refused with [ErrURL] before
-// any network I/O.
+// its declared type is ignored. An https URL of at most 2048 bytes that
+// netguard accepts (no credentials; see [netguard.Options.CheckURL]) is
+// fetched, with its host in canonical form, by a GET that must answer 200
+// directly, with at most MaxBytes of body. Every other scheme is refused
+// with [ErrURL] before any network I/O.
 func (f *Fetcher) Fetch(ctx context.Context, src string) (string, error) {
 	src = strings.TrimSpace(src)
 	if len(src) >= 5 && strings.EqualFold(src[:5], "data:") {
@@ -85,31 +88,29 @@ func (f *Fetcher) Fetch(ctx context.Context, src string) (string, error) {
 	if f.client == nil {
 		return "", fmt.Errorf("%w: this fetcher has no HTTP client", ErrURL)
 	}
-	if e, ok := f.lookup(src); ok {
+	key := u.String() // one entry for every spelling of a host
+	if e, ok := f.lookup(key); ok {
 		return e.url, e.err
 	}
 	v, err := f.get(ctx, u)
 	if err == nil || ctx.Err() == nil {
-		f.store(src, v, err)
+		f.store(key, v, err)
 	}
 	return v, err
 }
 
-// checkURL parses an https URL and refuses anything else.
+// urlPolicy is netguard's check of an icon URL: https only.
+var urlPolicy = netguard.Options{Schemes: netguard.HTTPSOnly}
+
+// checkURL accepts an https URL by netguard's rules, and returns it with its
+// host in canonical form.
 func checkURL(src string) (*url.URL, error) {
 	if len(src) > maxURL {
 		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte limit", ErrURL, len(src), maxURL)
 	}
-	u, err := url.Parse(src)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%w: not a valid URL", ErrURL)
-	case u.Scheme != "https":
-		return nil, fmt.Errorf("%w: only https and data: URLs are fetched", ErrURL)
-	case u.Opaque != "" || u.Hostname() == "":
-		return nil, fmt.Errorf("%w: no host", ErrURL)
-	case u.User != nil:
-		return nil, fmt.Errorf("%w: credentials in the URL (user@host) are not allowed", ErrURL)
+	u, err := urlPolicy.CheckURL(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrURL, err)
 	}
 	return u, nil
 }

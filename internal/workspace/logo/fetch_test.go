@@ -368,3 +368,43 @@ func TestFetcherCacheBound(t *testing.T) {
 		t.Error("the newest entry was dropped")
 	}
 }
+
+// failResolver fails the test if it is asked to look anything up.
+type failResolver struct{ t *testing.T }
+
+func (r failResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.t.Errorf("the resolver was asked for %q", host)
+	return nil, &net.DNSError{Err: "no lookups in this test", Name: host, IsNotFound: true}
+}
+
+// TestFetchCanonicalHost fetches an icon by numeric spellings of
+// 127.0.0.1: each is fetched from 127.0.0.1 by address (the certificate is
+// checked against it), all share one cache entry, none is looked up, and
+// under the public-host rule each is refused before any request; plain http
+// to loopback is refused too, whatever its spelling.
+func TestFetchCanonicalHost(t *testing.T) {
+	srv := newIconServer(t, map[string][]byte{"/logo.png": pngOf(t, 16, 16, red)}, nil)
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	o := netguard.Options{BlockPrivate: true, Resolver: failResolver{t}, TLS: &tls.Config{RootCAs: pool}}
+	blocked := NewFetcher(netguard.NewClient(o))
+	o.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	allowed := NewFetcher(netguard.NewClient(o))
+	spellings := []string{"0x7f000001", "2130706433", "127.1", "0177.0.0.1", "127.0.0.1"}
+	for _, h := range spellings {
+		src := "https://" + h + ":" + port + "/logo.png"
+		if got, err := allowed.Fetch(t.Context(), src); err != nil || !strings.HasPrefix(got, "data:image/png;base64,") {
+			t.Errorf("Fetch(%s) = %.40q, %v", src, got, err)
+		}
+		if _, err := blocked.Fetch(t.Context(), src); !errors.Is(err, netguard.ErrBlocked) {
+			t.Errorf("Fetch(%s) under the public-host rule = %v, want ErrBlocked", src, err)
+		}
+		if _, err := allowed.Fetch(t.Context(), "http://"+h+":"+port+"/logo.png"); !errors.Is(err, ErrURL) || !strings.Contains(err.Error(), "only https is") {
+			t.Errorf("Fetch(http://%s) = %v, want ErrURL", h, err)
+		}
+	}
+	if n := srv.requests(); n != 1 {
+		t.Errorf("the server got %d requests for %d spellings of one URL, want 1", n, len(spellings))
+	}
+}

@@ -9,7 +9,9 @@
 // allow-list of elements and attributes. Both are limited to [MaxBytes].
 //
 // A [Fetcher] fetches https icons on the server side, refusing redirects,
-// other schemes and bodies over MaxBytes, and caches the results. The rule
+// other schemes and bodies over MaxBytes, and caches the results. The URL is
+// checked by netguard ([netguard.HTTPSOnly]) and fetched with its host in
+// canonical form, so a numeric spelling of an address is that address. The rule
 // that an icon comes from a public host belongs to the *http.Client it is
 // given: the workspace passes a netguard client with BlockPrivate.
 package logo

@@ -34,9 +34,14 @@ const (
 // and its name. It holds names of environment variables and headers, never
 // their values.
 type Config struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`
-	Command string   `json:"command,omitempty"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Command string `json:"command,omitempty"`
+	// Program is set by the workspace, never taken from a request: the
+	// absolute path, links resolved, that Command runs as (found in the PATH
+	// zero serve passes on, or from the working directory), or "" when it
+	// resolves to nothing.
+	Program string   `json:"program,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Cwd     string   `json:"cwd,omitempty"`
 	Env     []string `json:"env,omitempty"`
@@ -45,18 +50,36 @@ type Config struct {
 }
 
 // Fingerprint returns the fingerprint of c's code-relevant fields (all but
-// the name).
+// the name), the resolved program included.
 func (c Config) Fingerprint() string {
-	return pin.Fingerprint(pin.ServerConfig{
-		Kind: c.Kind, Command: c.Command, Args: c.Args, Cwd: c.Cwd, EnvNames: c.Env,
+	return pin.Fingerprint(c.pinned())
+}
+
+// fingerprintV1 is the fingerprint under the first encoding, which secrets
+// stored before the program was pinned are sealed for.
+func (c Config) fingerprintV1() string {
+	return pin.FingerprintV1(c.pinned())
+}
+
+func (c Config) pinned() pin.ServerConfig {
+	return pin.ServerConfig{
+		Kind: c.Kind, Command: c.Command, Program: c.Program, Args: c.Args, Cwd: c.Cwd, EnvNames: c.Env,
 		URL: c.URL, HeaderNames: c.Headers,
-	})
+	}
 }
 
 // Secrets are values given with a configuration: write-only, never returned.
 type Secrets struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// of returns the values of a kind, "env" or "header".
+func (s Secrets) of(kind string) map[string]string {
+	if kind == "env" {
+		return s.Env
+	}
+	return s.Headers
 }
 
 // An InvalidError lists what is wrong with a configuration.
@@ -94,17 +117,34 @@ func ParseOrigins(list string) ([]string, error) {
 		if o == "" {
 			continue
 		}
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		u, err := checkURL(o)
+		if err != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("origin %q: want https://host:port", o)
 		}
-		host := strings.ToLower(u.Hostname())
-		if _, err := netip.ParseAddr(host); err != nil && host != "localhost" {
-			return nil, fmt.Errorf("origin %q: name the host by its address (or localhost), so that only this origin is allowed", o)
+		if h, _ := netguard.ParseHost(urlHost(u)); !h.IsLoopback() {
+			if _, isAddr := h.Addr(); !isAddr {
+				return nil, fmt.Errorf("origin %q: name the host by its address (or localhost), so that only this origin is allowed", o)
+			}
 		}
 		out = append(out, origin(u))
 	}
 	return out, nil
+}
+
+// checkURL is the one reading of a server's URL: https only, its host
+// canonical as the WHATWG URL rules read it (so 0x7f000001 is 127.0.0.1),
+// before anything compares it.
+func checkURL(raw string) (*url.URL, error) {
+	return netguard.Options{Schemes: netguard.HTTPSOnly}.CheckURL(raw)
+}
+
+// urlHost is u's host without its port, an IPv6 address in brackets, as
+// netguard.ParseHost takes it.
+func urlHost(u *url.URL) string {
+	if h := u.Hostname(); strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return u.Hostname()
 }
 
 // origin returns u's scheme://host:port, with the default port written.
@@ -122,22 +162,21 @@ func origin(u *url.URL) string {
 // address (or as localhost). Any other server, a name resolving into the
 // same address included, gets none.
 func (p Policy) allowFor(rawURL string) []netip.Prefix {
-	u, err := url.Parse(rawURL)
+	u, err := checkURL(rawURL)
 	if err != nil || !slices.Contains(p.LocalOrigins, origin(u)) {
 		return nil
 	}
-	host := strings.ToLower(u.Hostname())
-	if host == "localhost" {
+	if u.Hostname() == "localhost" {
 		return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		return []netip.Prefix{netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())}
 	}
 	return nil
 }
 
 // Validate checks c and the secrets given with it, and normalizes c
-// (header names canonicalized; empty lists dropped).
+// (header names canonicalized, the URL's host canonical).
 func (p Policy) Validate(c *Config, s Secrets) error {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -205,8 +244,10 @@ func validateStdio(c *Config, bad func(string, ...any)) {
 	}
 	seen := map[string]bool{}
 	for _, name := range c.Env {
-		if err := envscrub.Check(name, ""); err != nil {
-			bad("env %v", err)
+		// Values are secrets nobody sees again: a name whose value steers
+		// which code runs is refused, not just a loader variable.
+		if err := envscrub.CheckSecret(name, ""); err != nil {
+			bad("%v", err)
 		}
 		if seen[name] {
 			bad("env %s is declared twice", name)
@@ -216,15 +257,17 @@ func validateStdio(c *Config, bad func(string, ...any)) {
 }
 
 func (p Policy) validateHTTP(c *Config, bad func(string, ...any)) {
-	u, err := netguard.CheckURL(c.URL)
+	u, err := checkURL(c.URL)
 	switch {
 	case err != nil:
 		bad("url: %v", err)
-	case u.Scheme != "https":
-		bad("url %q: want an https URL", c.URL)
 	default:
-		if why, private := privateHost(u.Hostname()); private && !slices.Contains(p.LocalOrigins, origin(u)) {
-			bad("url %q: %s; add its origin %s to ZERO_ALLOWED_LOCAL_ORIGINS to allow it", c.URL, why, origin(u))
+		typed := fmt.Sprintf("%q", c.URL)
+		if c.URL = u.String(); typed != fmt.Sprintf("%q", c.URL) {
+			typed += " (read as " + c.URL + ")"
+		}
+		if why, private := privateHost(urlHost(u)); private && !slices.Contains(p.LocalOrigins, origin(u)) {
+			bad("url %s: %s; to allow it, add its origin %s to ZERO_ALLOWED_LOCAL_ORIGINS, an environment variable of zero serve that it reads when it starts, and restart zero serve", typed, why, origin(u))
 		}
 	}
 	seen := map[string]bool{}
@@ -239,20 +282,24 @@ func (p Policy) validateHTTP(c *Config, bad func(string, ...any)) {
 	}
 }
 
-// privateHost reports a host that names a loopback, private, link-local or
-// otherwise non-public address literally (localhost included). Names are
-// checked at connection time instead, through netguard.
+// privateHost reports a host (as in a URL: an IPv6 address in brackets)
+// that names a loopback, private, link-local or otherwise non-public address
+// in any spelling the WHATWG URL rules read as one (0x7f000001 and 127.1
+// are 127.0.0.1), localhost and *.localhost included. Names are checked at
+// connection time instead, through netguard.
 func privateHost(host string) (string, bool) {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return "the host is loopback", true
-	}
-	a, err := netip.ParseAddr(h)
+	h, err := netguard.ParseHost(host)
 	if err != nil {
 		return "", false
 	}
-	if why, ok := netguard.NonPublic(a); ok {
-		return "the host is " + why, true
+	name := strings.TrimSuffix(h.String(), ".")
+	if h.IsLoopback() || name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return "the host is loopback", true
+	}
+	if a, ok := h.Addr(); ok {
+		if why, ok := netguard.NonPublic(a); ok {
+			return "the host is " + why, true
+		}
 	}
 	return "", false
 }

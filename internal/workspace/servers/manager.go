@@ -3,6 +3,7 @@ package servers
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -11,11 +12,14 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/workspace/logo"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 )
@@ -46,22 +50,36 @@ type Tool struct {
 }
 
 // A Server is what the API shows of a server: its configuration (names, no
-// values), its state and the names of its stored secrets.
+// values) as it would run now, its state and the names of its stored
+// secrets, with who set each.
 type Server struct {
-	ID                  int64    `json:"id"`
-	Config              Config   `json:"config"`
-	Fingerprint         string   `json:"fingerprint"`
-	Approved            bool     `json:"approved"`
-	ApprovedFingerprint string   `json:"approved_fingerprint,omitempty"`
-	Enabled             bool     `json:"enabled"`
-	Status              string   `json:"status"`
-	Tools               []Tool   `json:"tools"`
-	LastError           string   `json:"last_error,omitempty"`
-	Logo                string   `json:"logo,omitempty"` // a data: URL, from the icon the server declared at its last Test
-	EnvSecrets          []string `json:"env_secrets"`
-	HeaderSecrets       []string `json:"header_secrets"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
+	ID          int64  `json:"id"`
+	Config      Config `json:"config"`
+	Fingerprint string `json:"fingerprint"`
+	// PinnedProgram is the program the saved configuration names; it
+	// differs from Config.Program when the command now resolves elsewhere,
+	// and the server is then not approved.
+	PinnedProgram       string         `json:"pinned_program,omitempty"`
+	Approved            bool           `json:"approved"`
+	ApprovedFingerprint string         `json:"approved_fingerprint,omitempty"`
+	Enabled             bool           `json:"enabled"`
+	Status              string         `json:"status"`
+	Tools               []Tool         `json:"tools"`
+	LastError           string         `json:"last_error,omitempty"`
+	Logo                string         `json:"logo,omitempty"` // a data: URL, from the icon the server declared at its last Test
+	EnvSecrets          []string       `json:"env_secrets"`
+	HeaderSecrets       []string       `json:"header_secrets"`
+	Secrets             []StoredSecret `json:"secrets"`
+	CreatedAt           string         `json:"created_at"`
+	UpdatedAt           string         `json:"updated_at"`
+}
+
+// A StoredSecret names a stored secret value and who set it (an audit
+// actor, such as "user:owner" or "token:3:owner").
+type StoredSecret struct {
+	Kind  string `json:"kind"` // "env" or "header"
+	Name  string `json:"name"`
+	SetBy string `json:"set_by"`
 }
 
 // Options configure a Manager.
@@ -74,6 +92,9 @@ type Options struct {
 	// TLS is for tests that Test an https server with its own certificate;
 	// nil means the system's roots.
 	TLS *tls.Config
+	// LocalCA, if set, is trusted besides the system's roots for the
+	// allowed local origins, and for no other host (see LoadLocalCA).
+	LocalCA *x509.CertPool
 	// Resolver is for tests that make a name resolve to a private address;
 	// nil means the system's resolver.
 	Resolver netguard.Resolver
@@ -99,17 +120,51 @@ func NewManager(o Options) *Manager {
 		allow = append(allow, o.Policy.allowFor(origin)...)
 	}
 	icons := logo.NewFetcher(netguard.NewClient(netguard.Options{
-		BlockPrivate: true, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS, Resolver: o.Resolver,
+		BlockPrivate: true, Schemes: netguard.HTTPSOnly, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS, Resolver: o.Resolver,
 	}))
 	return &Manager{o: o, now: time.Now, icons: icons}
 }
 
-// Preview validates c and returns what a person approves.
-func (m *Manager) Preview(c Config, s Secrets) (Preview, error) {
+// A NameTakenError reports a name another server has.
+type NameTakenError struct{ Name string }
+
+func (e *NameTakenError) Error() string {
+	return fmt.Sprintf("a server named %q exists already: choose another name", e.Name)
+}
+
+// A StaleError reports an edit reviewed against a configuration that has
+// changed since: Current is the server as it is now, Preview the edit's
+// preview against it.
+type StaleError struct {
+	Current Server
+	Preview Preview
+}
+
+func (e *StaleError) Error() string {
+	return "the server changed after this edit was reviewed: review the edit again against its configuration as it is now"
+}
+
+// Preview validates c and returns what a person approves: c with its
+// program resolved as it would run now, its fingerprint and the warnings
+// about it. id is the server c would replace, 0 for a new one; a name
+// another server has is refused with a NameTakenError.
+func (m *Manager) Preview(ctx context.Context, id int64, c Config, s Secrets) (Preview, error) {
+	return m.preview(ctx, m.o.DB, id, c, s)
+}
+
+func (m *Manager) preview(ctx context.Context, q querier, id int64, c Config, s Secrets) (Preview, error) {
 	if err := m.o.Policy.Validate(&c, s); err != nil {
 		return Preview{}, err
 	}
-	return Preview{Config: c, Fingerprint: c.Fingerprint(), Warnings: m.o.Policy.warnings(c)}, nil
+	var other int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM servers WHERE name = ? AND id != ?`, c.Name, id).Scan(&other)
+	switch {
+	case err == nil:
+		return Preview{}, &NameTakenError{Name: c.Name}
+	case !errors.Is(err, sql.ErrNoRows):
+		return Preview{}, err
+	}
+	return m.previewOf(m.current(c)), nil
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -118,8 +173,14 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // approval: the fingerprint must match c, and enable may switch the server
 // on. Without one the server is saved unapproved and disabled (a draft a
 // person approves later); enable then is refused with ApprovalRequired.
+// The secrets given are recorded as set by actor.
 func (m *Manager) Create(ctx context.Context, actor string, c Config, s Secrets, fingerprint string, enable bool) (Server, error) {
-	p, err := m.Preview(c, s)
+	tx, err := m.o.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return Server{}, err
+	}
+	defer tx.Rollback()
+	p, err := m.preview(ctx, tx, 0, c, s)
 	if err != nil {
 		return Server{}, err
 	}
@@ -129,25 +190,24 @@ func (m *Manager) Create(ctx context.Context, actor string, c Config, s Secrets,
 	}
 	cfg, _ := json.Marshal(c)
 	now := stamp(m.now())
-	tx, err := m.o.DB.BeginTx(ctx, nil)
+	res, err := tx.ExecContext(ctx, `INSERT INTO servers (name, config, approved_fingerprint, enabled, encoding, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		c.Name, string(cfg), fingerprint, enable, encoding, now, now)
 	if err != nil {
 		return Server{}, err
 	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO servers (name, config, approved_fingerprint, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		c.Name, string(cfg), fingerprint, enable, now, now)
-	if err != nil {
-		return Server{}, fmt.Errorf("a server named %q exists already, or the database refused it: %w", c.Name, err)
-	}
 	id, _ := res.LastInsertId()
-	if err := m.sealSecrets(ctx, tx, id, p.Fingerprint, s); err != nil {
+	if err := m.sealSecrets(ctx, tx, id, p.Fingerprint, s, func(string, string) string { return actor }); err != nil {
 		return Server{}, err
 	}
 	action := "server.create"
 	if fingerprint == "" {
 		action = "server.draft"
 	}
-	if err := m.record(actor, action, id, p.Fingerprint, map[string]string{"enabled": strconv.FormatBool(enable)}); err != nil {
+	detail := map[string]string{"enabled": strconv.FormatBool(enable)}
+	if names := secretNames(s); names != "" {
+		detail["secrets_set"] = names
+	}
+	if err := m.record(actor, action, id, c.Name, p.Fingerprint, detail); err != nil {
 		return Server{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -156,57 +216,149 @@ func (m *Manager) Create(ctx context.Context, actor string, c Config, s Secrets,
 	return m.Get(ctx, id)
 }
 
-// Approve approves a server's configuration as it stands, if fingerprint
-// matches it; enable switches the server on too.
-func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerprint string, enable bool) (Server, error) {
-	return m.change(ctx, id, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
-		p := m.previewOf(cur.config)
-		if fingerprint != p.Fingerprint {
-			return "", nil, &ApprovalRequired{p}
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE servers SET approved_fingerprint = ?, enabled = enabled OR ?, updated_at = ? WHERE id = ?`,
-			fingerprint, enable, stamp(m.now()), id)
-		return "server.approve", map[string]string{"enabled": strconv.FormatBool(enable || cur.enabled)}, err
-	}, actor)
-}
+// encoding is the fingerprint encoding new secrets are sealed under (pin's
+// v2); a server saved under v1 is sealed again by Upgrade.
+const encoding = 2
 
-// Update replaces a server's configuration: an approval, so fingerprint
-// must match the new configuration. Secrets given replace stored ones;
-// stored secrets for names the new configuration still declares are kept
-// (sealed again for the new fingerprint), the others deleted. A change to
-// any code-relevant field resets the status to untested and clears the
-// recorded tools.
-func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, s Secrets, fingerprint string) (Server, error) {
-	p, err := m.Preview(c, s)
-	if err != nil {
-		return Server{}, err
-	}
-	c = p.Config
-	if fingerprint != p.Fingerprint {
-		return Server{}, &ApprovalRequired{p}
-	}
-	return m.change(ctx, id, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
-		oldFP := cur.config.Fingerprint()
-		kept, err := m.openSecrets(ctx, tx, id, oldFP)
+// Approve approves a server's configuration as it would run now, if
+// fingerprint matches it; enable switches the server on too. Today's
+// policy must accept the configuration. If its command now resolves to
+// another program than the saved one, the saved configuration takes the
+// new program (its secrets sealed again, its status untested again).
+func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerprint string, enable bool) (Server, error) {
+	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+		p, err := m.preview(ctx, tx, id, cur.config, Secrets{})
 		if err != nil {
 			return "", nil, err
 		}
-		merged := MergeSecrets(c, kept, s)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM secrets WHERE server_id = ?`, id); err != nil {
+		if fingerprint != p.Fingerprint {
+			return "", nil, &ApprovalRequired{p}
+		}
+		detail := map[string]string{"enabled": strconv.FormatBool(enable || cur.enabled)}
+		if p.Fingerprint != cur.config.Fingerprint() {
+			if err := m.replace(ctx, tx, actor, cur, p.Config, Secrets{}); err != nil {
+				return "", nil, err
+			}
+			detail["changed"] = strings.Join(ChangedFields(cur.config, p.Config), ",")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE servers SET approved_fingerprint = ?, enabled = enabled OR ?, updated_at = ? WHERE id = ?`,
+			fingerprint, enable, stamp(m.now()), id)
+		return "server.approve", detail, err
+	})
+}
+
+// Update replaces a server's configuration: an approval, so fingerprint
+// must match the new configuration, and base must be the fingerprint of
+// the configuration the edit was reviewed against, which must still be the
+// server's (else a StaleError). Secrets given replace stored ones, and are
+// recorded as set by actor; stored secrets for names the new configuration
+// still declares are kept (sealed again for the new fingerprint), the others
+// deleted. A change to any code-relevant field resets the status to
+// untested and clears the recorded tools.
+func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, s Secrets, fingerprint, base string) (Server, error) {
+	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+		p, err := m.preview(ctx, tx, id, c, s)
+		if err != nil {
 			return "", nil, err
 		}
-		if err := m.sealSecrets(ctx, tx, id, p.Fingerprint, merged); err != nil {
+		now := m.current(cur.config)
+		if base != now.Fingerprint() {
+			current, err := m.view(ctx, tx, cur)
+			if err != nil {
+				return "", nil, err
+			}
+			return "", nil, &StaleError{Current: current, Preview: p}
+		}
+		if fingerprint != p.Fingerprint {
+			return "", nil, &ApprovalRequired{p}
+		}
+		detail := map[string]string{"previous_fingerprint": cur.config.Fingerprint()}
+		if changed := ChangedFields(cur.config, p.Config); len(changed) > 0 {
+			detail["changed"] = strings.Join(changed, ",")
+		}
+		if names := secretNames(s); names != "" {
+			detail["secrets_set"] = names
+		}
+		if err := m.replace(ctx, tx, actor, cur, p.Config, s); err != nil {
 			return "", nil, err
 		}
-		cfg, _ := json.Marshal(c)
-		status, tools := cur.status, cur.tools
-		if oldFP != p.Fingerprint {
-			status, tools = StatusUntested, "[]"
+		_, err = tx.ExecContext(ctx, `UPDATE servers SET approved_fingerprint = ?, updated_at = ? WHERE id = ?`, p.Fingerprint, stamp(m.now()), id)
+		return "server.edit", detail, err
+	})
+}
+
+// replace saves c as server cur's configuration: the stored secrets for
+// names c still declares are sealed again for c's fingerprint, keeping who
+// set them, and given replaces them, as set by actor; the others are
+// deleted. A new fingerprint makes the server untested again.
+func (m *Manager) replace(ctx context.Context, tx *sql.Tx, actor string, cur *row, c Config, given Secrets) error {
+	oldFP, newFP := cur.config.Fingerprint(), c.Fingerprint()
+	kept, setBy, err := m.openSecrets(ctx, tx, cur.id, oldFP)
+	if err != nil {
+		return err
+	}
+	merged := MergeSecrets(c, kept, given)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM secrets WHERE server_id = ?`, cur.id); err != nil {
+		return err
+	}
+	setter := func(kind, name string) string {
+		if _, ok := given.of(kind)[name]; ok {
+			return actor
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE servers SET name = ?, config = ?, approved_fingerprint = ?, status = ?, tools = ?, last_error = '', updated_at = ? WHERE id = ?`,
-			c.Name, string(cfg), p.Fingerprint, status, tools, stamp(m.now()), id)
-		return "server.edit", map[string]string{"previous_fingerprint": oldFP}, err
-	}, actor)
+		return setBy[kind+" "+name]
+	}
+	if err := m.sealSecrets(ctx, tx, cur.id, newFP, merged, setter); err != nil {
+		return err
+	}
+	cfg, _ := json.Marshal(c)
+	status, tools := cur.status, cur.tools
+	if oldFP != newFP {
+		status, tools = StatusUntested, "[]"
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE servers SET name = ?, config = ?, status = ?, tools = ?, last_error = '', updated_at = ? WHERE id = ?`,
+		c.Name, string(cfg), status, tools, stamp(m.now()), cur.id)
+	return err
+}
+
+// ChangedFields names the fields that differ between two configurations,
+// for records and reviews: never their values.
+func ChangedFields(a, b Config) []string {
+	var out []string
+	add := func(field string, differ bool) {
+		if differ {
+			out = append(out, field)
+		}
+	}
+	add("name", a.Name != b.Name)
+	add("kind", a.Kind != b.Kind)
+	add("command", a.Command != b.Command)
+	add("program", a.Program != b.Program)
+	add("args", !slices.Equal(a.Args, b.Args))
+	add("cwd", a.Cwd != b.Cwd)
+	add("env", !slices.Equal(sorted(a.Env), sorted(b.Env)))
+	add("url", a.URL != b.URL)
+	add("headers", !slices.Equal(sorted(a.Headers), sorted(b.Headers)))
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// secretNames lists the names secrets give values for, "env NAME" and
+// "header NAME", comma-separated.
+func secretNames(s Secrets) string {
+	var names []string
+	for name := range s.Env {
+		names = append(names, "env "+name)
+	}
+	for name := range s.Headers {
+		names = append(names, "header "+name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // MergeSecrets keeps the earlier values for the names c still declares,
@@ -229,33 +381,91 @@ func MergeSecrets(c Config, earlier, given Secrets) Secrets {
 }
 
 // Enable switches a server on: an approval, so fingerprint must match the
-// configuration, and the configuration must be the approved one.
+// configuration as it would run now, and that must be the approved one.
 func (m *Manager) Enable(ctx context.Context, actor string, id int64, fingerprint string) (Server, error) {
-	return m.change(ctx, id, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
-		p := m.previewOf(cur.config)
-		if fingerprint != p.Fingerprint || cur.approved != p.Fingerprint {
+	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+		p, err := m.preview(ctx, tx, id, cur.config, Secrets{})
+		if err != nil {
+			return "", nil, err
+		}
+		if fingerprint != p.Fingerprint || cur.approved != p.Fingerprint || cur.config.Fingerprint() != p.Fingerprint {
 			return "", nil, &ApprovalRequired{p}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE servers SET enabled = 1, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
+		_, err = tx.ExecContext(ctx, `UPDATE servers SET enabled = 1, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
 		return "server.enable", nil, err
-	}, actor)
+	})
 }
 
 // Disable switches a server off. It never needs an approval.
 func (m *Manager) Disable(ctx context.Context, actor string, id int64) (Server, error) {
-	return m.change(ctx, id, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		_, err := tx.ExecContext(ctx, `UPDATE servers SET enabled = 0, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
 		return "server.disable", nil, err
-	}, actor)
+	})
 }
 
 // Delete removes a server and its secrets.
 func (m *Manager) Delete(ctx context.Context, actor string, id int64) error {
-	_, err := m.change(ctx, id, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+	_, err := m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		_, err := tx.ExecContext(ctx, `DELETE FROM servers WHERE id = ?`, id)
 		return "server.delete", nil, err
-	}, actor)
+	})
 	return err
+}
+
+// Upgrade seals again, under the current fingerprint encoding, the secrets
+// of servers saved under the first one, and pins the program each one's
+// command resolves to now. It approves nothing: a server approved before
+// waits for a new approval, since its review now shows the program's path.
+// A secret that does not open (it was sealed for another configuration)
+// stays as it is and keeps failing as it did.
+func (m *Manager) Upgrade(ctx context.Context) error {
+	tx, err := m.o.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, selectRow+` WHERE encoding = 1`)
+	if err != nil {
+		return err
+	}
+	var old []*row
+	for rows.Next() {
+		r, err := scanRow(rows.Scan)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		old = append(old, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range old {
+		now := m.current(r.config)
+		sec, setBy, err := m.openSecrets(ctx, tx, r.id, r.config.fingerprintV1())
+		if err == nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM secrets WHERE server_id = ?`, r.id); err != nil {
+				return err
+			}
+			setter := func(kind, name string) string { return setBy[kind+" "+name] }
+			if err := m.sealSecrets(ctx, tx, r.id, now.Fingerprint(), sec, setter); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, secrets.ErrOpen) {
+			return err
+		}
+		cfg, _ := json.Marshal(now)
+		if _, err := tx.ExecContext(ctx, `UPDATE servers SET config = ?, encoding = ? WHERE id = ?`, string(cfg), encoding, r.id); err != nil {
+			return err
+		}
+		detail := map[string]string{"from_encoding": "1", "to_encoding": strconv.Itoa(encoding)}
+		if err := m.record("zero", "server.upgrade", r.id, r.config.Name, now.Fingerprint(), detail); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // row is a server as stored.
@@ -299,8 +509,9 @@ func (m *Manager) load(ctx context.Context, q querier, id int64) (*row, error) {
 }
 
 // change runs fn on server id in a transaction and records its action in
-// the audit log, with the fingerprint of the configuration after it.
-func (m *Manager) change(ctx context.Context, id int64, fn func(*sql.Tx, *row) (string, map[string]string, error), actor string) (Server, error) {
+// the audit log, with the server's name and the fingerprint of its
+// configuration after it.
+func (m *Manager) change(ctx context.Context, id int64, actor string, fn func(*sql.Tx, *row) (string, map[string]string, error)) (Server, error) {
 	tx, err := m.o.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return Server{}, err
@@ -314,11 +525,11 @@ func (m *Manager) change(ctx context.Context, id int64, fn func(*sql.Tx, *row) (
 	if err != nil {
 		return Server{}, err
 	}
-	fp := cur.config.Fingerprint()
+	fp, name := cur.config.Fingerprint(), cur.config.Name
 	if after, err := m.load(ctx, tx, id); err == nil {
-		fp = after.config.Fingerprint()
+		fp, name = after.config.Fingerprint(), after.config.Name
 	}
-	if err := m.record(actor, action, id, fp, detail); err != nil {
+	if err := m.record(actor, action, id, name, fp, detail); err != nil {
 		return Server{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -330,21 +541,81 @@ func (m *Manager) change(ctx context.Context, id int64, fn func(*sql.Tx, *row) (
 	return m.Get(ctx, id)
 }
 
-// record appends an audit record. It is written before the transaction
-// commits, so no change goes unrecorded; a record of a change that then
-// fails to commit can exist.
-func (m *Manager) record(actor, action string, id int64, fingerprint string, detail map[string]string) error {
-	_, err := m.o.Audit.Append(audit.Event{Actor: actor, Action: action, Target: "server:" + strconv.FormatInt(id, 10), Fingerprint: fingerprint, Detail: detail})
+// record appends an audit record naming the server by id (its target) and
+// by name. It is written before the transaction commits, so no change goes
+// unrecorded; a record of a change that then fails to commit can exist.
+func (m *Manager) record(actor, action string, id int64, name, fingerprint string, detail map[string]string) error {
+	d := map[string]string{"name": name}
+	maps.Copy(d, detail)
+	_, err := m.o.Audit.Append(audit.Event{Actor: actor, Action: action, Target: "server:" + strconv.FormatInt(id, 10), Fingerprint: fingerprint, Detail: d})
 	return err
 }
 
-// Warnings lists what deserves a second look in a stored configuration.
-// Unlike Preview it does not validate c again, so a server whose
-// configuration today's policy would refuse still shows its warnings.
-func (m *Manager) Warnings(c Config) []Warning { return m.o.Policy.warnings(c) }
+// Warnings lists what deserves a second look in a configuration as it
+// would run (see Server.Config). Unlike Preview it does not validate c
+// again, so a server whose configuration today's policy would refuse still
+// shows its warnings.
+func (m *Manager) Warnings(c Config) []Warning { return m.warnings(c) }
+
+// ServerWarnings lists what deserves a second look before approver
+// approves or uses s: its configuration's warnings, a program that moved
+// since the configuration was saved, and secret values someone other than
+// approver set.
+func (m *Manager) ServerWarnings(s Server, approver string) []Warning {
+	ws := m.warnings(s.Config)
+	if s.Config.Kind == KindStdio && s.PinnedProgram != s.Config.Program {
+		ws = append(ws, Warning{"program-changed", "danger", fmt.Sprintf(
+			"the command now resolves to %s, not to %s as when it was saved: another program would run", orNothing(s.Config.Program), orNothing(s.PinnedProgram))})
+	}
+	for _, sec := range s.Secrets {
+		if sec.SetBy != approver {
+			ws = append(ws, Warning{"secret-set-by-other", "danger", fmt.Sprintf(
+				"the value of %s %s was set by %s, not by you; you cannot see it, and it goes to the server as it is: set it yourself (Edit) unless you trust it",
+				sec.Kind, sec.Name, orNothing(sec.SetBy))})
+		}
+	}
+	return ws
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing (no executable file)"
+	}
+	return s
+}
+
+// current returns c as it would run now: its program resolved afresh.
+func (m *Manager) current(c Config) Config {
+	c.Program, _ = m.program(c)
+	return c
+}
+
+// program resolves c's command through the execution boundary, as a run
+// would: the absolute path of what would run, or "" and why not.
+func (m *Manager) program(c Config) (string, error) {
+	if c.Kind != KindStdio {
+		return "", nil
+	}
+	cmd := m.command(c, Secrets{})
+	cmd.Expect = ""
+	return spawn.Resolve(cmd)
+}
+
+// command is how a stdio server starts: the one description both the
+// review (spawn.Resolve) and a run (spawn.Start) get. The secrets go to the
+// child as secrets, whose names may not steer which code runs, and the
+// program must resolve to c.Program.
+func (m *Manager) command(c Config, sec Secrets) spawn.Cmd {
+	dir := c.Cwd
+	if dir == "" {
+		dir = "."
+	}
+	return spawn.Cmd{Program: c.Command, Args: c.Args, Dir: dir, Roots: m.o.Workspace,
+		Env: envscrub.Spec{Secret: sec.Env}, Timeout: m.o.TestTimeout, Expect: c.Program}
+}
 
 func (m *Manager) previewOf(c Config) Preview {
-	return Preview{Config: c, Fingerprint: c.Fingerprint(), Warnings: m.o.Policy.warnings(c)}
+	return Preview{Config: c, Fingerprint: c.Fingerprint(), Warnings: m.warnings(c)}
 }
 
 // Get returns one server.
@@ -353,7 +624,7 @@ func (m *Manager) Get(ctx context.Context, id int64) (Server, error) {
 	if err != nil {
 		return Server{}, err
 	}
-	return m.view(ctx, r)
+	return m.view(ctx, m.o.DB, r)
 }
 
 // List returns every server, by name.
@@ -374,7 +645,7 @@ func (m *Manager) List(ctx context.Context) ([]Server, error) {
 	rows.Close()
 	out := []Server{}
 	for _, r := range rs {
-		s, err := m.view(ctx, r)
+		s, err := m.view(ctx, m.o.DB, r)
 		if err != nil {
 			return nil, err
 		}
@@ -383,41 +654,50 @@ func (m *Manager) List(ctx context.Context) ([]Server, error) {
 	return out, nil
 }
 
-func (m *Manager) view(ctx context.Context, r *row) (Server, error) {
-	fp := r.config.Fingerprint()
+// view is a server as the API shows it: its configuration as it would run
+// now, approved only if that is exactly the approved and saved one.
+func (m *Manager) view(ctx context.Context, q querier, r *row) (Server, error) {
+	now := m.current(r.config)
+	fp := now.Fingerprint()
 	s := Server{
-		ID: r.id, Config: r.config, Fingerprint: fp, Approved: r.approved != "" && r.approved == fp,
+		ID: r.id, Config: now, Fingerprint: fp, PinnedProgram: r.config.Program,
+		Approved:            r.approved != "" && r.approved == fp && r.config.Fingerprint() == fp,
 		ApprovedFingerprint: r.approved, Enabled: r.enabled, Status: r.status, LastError: r.lastError, Logo: r.logo,
 		CreatedAt: r.created, UpdatedAt: r.updated, Tools: []Tool{}, EnvSecrets: []string{}, HeaderSecrets: []string{},
+		Secrets: []StoredSecret{},
 	}
 	json.Unmarshal([]byte(r.tools), &s.Tools)
-	rows, err := m.o.DB.QueryContext(ctx, `SELECT kind, name FROM secrets WHERE server_id = ? ORDER BY kind, name`, r.id)
+	rows, err := q.QueryContext(ctx, `SELECT kind, name, set_by FROM secrets WHERE server_id = ? ORDER BY kind, name`, r.id)
 	if err != nil {
 		return Server{}, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var kind, name string
-		if err := rows.Scan(&kind, &name); err != nil {
+		var sec StoredSecret
+		if err := rows.Scan(&sec.Kind, &sec.Name, &sec.SetBy); err != nil {
 			return Server{}, err
 		}
-		if kind == "env" {
-			s.EnvSecrets = append(s.EnvSecrets, name)
+		s.Secrets = append(s.Secrets, sec)
+		if sec.Kind == "env" {
+			s.EnvSecrets = append(s.EnvSecrets, sec.Name)
 		} else {
-			s.HeaderSecrets = append(s.HeaderSecrets, name)
+			s.HeaderSecrets = append(s.HeaderSecrets, sec.Name)
 		}
 	}
 	return s, rows.Err()
 }
 
-func (m *Manager) sealSecrets(ctx context.Context, q querier, id int64, fingerprint string, s Secrets) error {
-	for kind, values := range map[string]map[string]string{"env": s.Env, "header": s.Headers} {
-		for name, value := range values {
+// sealSecrets stores s's values for server id, sealed for fingerprint,
+// each recorded as set by setBy(kind, name).
+func (m *Manager) sealSecrets(ctx context.Context, q querier, id int64, fingerprint string, s Secrets, setBy func(kind, name string) string) error {
+	for _, kind := range []string{"env", "header"} {
+		for name, value := range s.of(kind) {
 			sealed, err := m.o.Box.Seal(secrets.Slot{ServerID: id, Kind: kind, Name: name, Fingerprint: fingerprint}, value)
 			if err != nil {
 				return err
 			}
-			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO secrets (server_id, kind, name, sealed) VALUES (?, ?, ?, ?)`, id, kind, name, sealed); err != nil {
+			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO secrets (server_id, kind, name, sealed, set_by) VALUES (?, ?, ?, ?, ?)`,
+				id, kind, name, sealed, setBy(kind, name)); err != nil {
 				return err
 			}
 		}
@@ -426,30 +706,29 @@ func (m *Manager) sealSecrets(ctx context.Context, q querier, id int64, fingerpr
 }
 
 // openSecrets opens a server's secrets for the configuration whose
-// fingerprint is given. A secret sealed for another configuration does not
-// open: the call fails rather than release it.
-func (m *Manager) openSecrets(ctx context.Context, q querier, id int64, fingerprint string) (Secrets, error) {
-	rows, err := q.QueryContext(ctx, `SELECT kind, name, sealed FROM secrets WHERE server_id = ?`, id)
+// fingerprint is given, and says who set each ("env NAME" -> actor). A
+// secret sealed for another configuration does not open: the call fails
+// rather than release it.
+func (m *Manager) openSecrets(ctx context.Context, q querier, id int64, fingerprint string) (Secrets, map[string]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT kind, name, sealed, set_by FROM secrets WHERE server_id = ?`, id)
 	if err != nil {
-		return Secrets{}, err
+		return Secrets{}, nil, err
 	}
 	defer rows.Close()
 	out := Secrets{Env: map[string]string{}, Headers: map[string]string{}}
+	setBy := map[string]string{}
 	for rows.Next() {
-		var kind, name string
+		var kind, name, by string
 		var sealed []byte
-		if err := rows.Scan(&kind, &name, &sealed); err != nil {
-			return Secrets{}, err
+		if err := rows.Scan(&kind, &name, &sealed, &by); err != nil {
+			return Secrets{}, nil, err
 		}
 		value, err := m.o.Box.Open(secrets.Slot{ServerID: id, Kind: kind, Name: name, Fingerprint: fingerprint}, sealed)
 		if err != nil {
-			return Secrets{}, fmt.Errorf("%s secret %s: %w", kind, name, err)
+			return Secrets{}, nil, fmt.Errorf("%s secret %s: %w", kind, name, err)
 		}
-		if kind == "env" {
-			out.Env[name] = value
-		} else {
-			out.Headers[name] = value
-		}
+		out.of(kind)[name] = value
+		setBy[kind+" "+name] = by
 	}
-	return out, rows.Err()
+	return out, setBy, rows.Err()
 }

@@ -2,11 +2,13 @@ package servers
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/buildinfo"
-	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/guard/redact"
 	"github.com/zero-dev/zero/internal/guard/spawn"
@@ -26,21 +27,27 @@ const maxTools = 1000
 
 // Test starts an approved server, initializes an MCP session with it, lists
 // its tools and records a hash of each (name, description, input schema,
-// annotations); the server's status becomes ok or failed. A configuration
-// that is not the approved one is refused with ApprovalRequired: its
-// secrets are sealed for the approved fingerprint and are released to
-// nothing else. Errors are recorded with every secret value redacted,
-// the server's stderr included.
+// annotations); the server's status becomes ok or failed. The
+// configuration as it would run now (its program resolved afresh, today's
+// policy applied) must be the approved and saved one, or the Test is
+// refused with ApprovalRequired: its secrets are sealed for the approved
+// fingerprint and are released to nothing else, and a command that now
+// resolves to another program does not run. Errors are recorded with every
+// secret value redacted, the server's stderr included.
 func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, error) {
 	cur, err := m.load(ctx, m.o.DB, id)
 	if err != nil {
 		return Server{}, err
 	}
-	fp := cur.config.Fingerprint()
-	if cur.approved != fp {
-		return Server{}, &ApprovalRequired{m.previewOf(cur.config)}
+	p, err := m.Preview(ctx, id, cur.config, Secrets{})
+	if err != nil {
+		return Server{}, err
 	}
-	sec, err := m.openSecrets(ctx, m.o.DB, id, fp)
+	fp := p.Fingerprint
+	if cur.approved != fp || cur.config.Fingerprint() != fp {
+		return Server{}, &ApprovalRequired{p}
+	}
+	sec, _, err := m.openSecrets(ctx, m.o.DB, id, fp)
 	if err != nil {
 		return Server{}, err
 	}
@@ -55,7 +62,7 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 
 	ctx, cancel := context.WithTimeout(ctx, m.o.TestTimeout)
 	defer cancel()
-	tools, icons, testErr := m.listTools(ctx, cur.config, sec)
+	tools, icons, testErr := m.listTools(ctx, p.Config, sec)
 	status, lastError, toolsJSON, logoURL := StatusOK, "", []byte("[]"), cur.logo
 	if testErr != nil {
 		status, lastError = StatusFailed, red.String(testErr.Error())
@@ -63,7 +70,7 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 		toolsJSON, _ = json.Marshal(tools)
 		logoURL = m.logoOf(ctx, icons)
 	}
-	_, err = m.change(ctx, id, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
+	_, err = m.change(ctx, id, actor, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
 		if now.config.Fingerprint() != fp {
 			return "", nil, fmt.Errorf("the configuration changed during the test; test again")
 		}
@@ -71,7 +78,7 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 			status, string(toolsJSON), lastError, logoURL, stamp(m.now()), id)
 		detail := map[string]string{"status": status, "tools": fmt.Sprint(len(tools))}
 		return "server.test", detail, err
-	}, actor)
+	})
 	if err != nil {
 		return Server{}, err
 	}
@@ -90,8 +97,8 @@ func (m *Manager) logoOf(ctx context.Context, icons []mcp.Icon) string {
 		if i == maxIcons {
 			break
 		}
-		if u, err := url.Parse(icon.Source); err == nil && u.Scheme == "https" {
-			if _, private := privateHost(u.Hostname()); private && !slices.Contains(m.o.Policy.LocalOrigins, origin(u)) {
+		if u, err := checkURL(icon.Source); err == nil {
+			if _, private := privateHost(urlHost(u)); private && !slices.Contains(m.o.Policy.LocalOrigins, origin(u)) {
 				continue
 			}
 		}
@@ -110,14 +117,10 @@ func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool,
 	var stop func() string
 	switch c.Kind {
 	case KindStdio:
-		p, err := spawn.Start(ctx, spawn.Cmd{
-			Program: c.Command,
-			Args:    c.Args,
-			Dir:     m.cwd(c),
-			Roots:   m.o.Workspace,
-			Env:     envscrub.Spec{Set: sec.Env},
-			Timeout: m.o.TestTimeout,
-		})
+		if c.Program == "" {
+			return nil, nil, fmt.Errorf("%s resolves to no executable file: nothing ran", c.Command)
+		}
+		p, err := spawn.Start(ctx, m.command(c, sec))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,12 +132,13 @@ func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool,
 	default:
 		httpClient := netguard.NewClient(netguard.Options{
 			BlockPrivate: true,
+			Schemes:      netguard.HTTPSOnly,
 			Allow:        m.o.Policy.allowFor(c.URL),
 			Timeout:      m.o.TestTimeout,
-			TLS:          m.o.TLS,
+			TLS:          m.tlsFor(c.URL),
 			Resolver:     m.o.Resolver,
 		})
-		u, _ := url.Parse(c.URL)
+		u, _ := checkURL(c.URL) // c passed validation: its URL is canonical
 		httpClient.Transport = &withHeaders{base: httpClient.Transport, origin: origin(u), headers: sec.Headers}
 		if c.Kind == KindSSE {
 			transport = &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: httpClient}
@@ -187,15 +191,6 @@ func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transpo
 	return tools, icons, nil
 }
 
-// cwd is a stdio server's working directory inside the thread workspace:
-// relative to its first root, which fsroot resolves and confines.
-func (m *Manager) cwd(c Config) string {
-	if c.Cwd == "" {
-		return "."
-	}
-	return c.Cwd
-}
-
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -220,4 +215,34 @@ func (t *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(r)
+}
+
+// tlsFor is the TLS configuration for a server at rawURL: the local CA's
+// certificates are trusted, besides the system's, for an allowed local
+// origin only.
+func (m *Manager) tlsFor(rawURL string) *tls.Config {
+	if m.o.TLS != nil {
+		return m.o.TLS
+	}
+	if m.o.LocalCA != nil && m.o.Policy.allowFor(rawURL) != nil {
+		return &tls.Config{RootCAs: m.o.LocalCA}
+	}
+	return nil
+}
+
+// LoadLocalCA reads a PEM file of CA certificates for local https servers
+// (zero serve --local-ca) and returns them with the system's roots.
+func LoadLocalCA(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("local CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("local CA file %s: no PEM certificate in it", path)
+	}
+	return pool, nil
 }

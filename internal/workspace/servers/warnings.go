@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 )
 
@@ -75,11 +76,50 @@ func (p Policy) warnings(c Config) []Warning {
 			}
 		}
 	}
-	if slices.ContainsFunc(append([]string{c.Command, c.Cwd, c.URL}, c.Args...), hiddentext.Unprintable) {
+	if slices.ContainsFunc(append([]string{c.Command, c.Program, c.Cwd, c.URL}, c.Args...), hiddentext.Unprintable) {
 		add("hidden-characters", "danger", "the configuration holds control or invisible characters (shown escaped, such as \\u202e): what you read may not be what runs")
 	}
 	if len(c.Env) > 0 && c.Kind == KindStdio {
 		add("secrets", "caution", "the server receives the values of the declared environment variables")
 	}
 	return ws
+}
+
+// warnings lists what deserves a second look in c as it would run: the
+// policy's warnings, and what the program c resolved to says.
+func (m *Manager) warnings(c Config) []Warning {
+	ws := m.o.Policy.warnings(c)
+	if c.Kind != KindStdio || c.Command == "" {
+		return ws
+	}
+	add := func(code, severity, msg string) { ws = append(ws, Warning{code, severity, msg}) }
+	if strings.Contains(c.Command, "/") && !path.IsAbs(c.Command) {
+		add("relative-command", "caution", "the command is a path relative to the working directory: whatever file is there when the server starts is what runs")
+	}
+	if c.Program == "" {
+		why := "it resolves to no executable file"
+		if _, err := m.program(c); err != nil {
+			why = err.Error()
+		}
+		add("not-runnable", "danger", "nothing would run: "+why+"; once the command resolves to a program, the server needs a new approval")
+		return ws
+	}
+	if m.inWorkspace(c.Program) {
+		add("program-in-workspace", "danger", "the program "+c.Program+" is inside the thread workspace, where servers and threads write files: any of them could replace it")
+	}
+	return ws
+}
+
+// inWorkspace reports whether the canonical path p lies in the thread
+// workspace.
+func (m *Manager) inWorkspace(p string) bool {
+	if m.o.Workspace == nil {
+		return false
+	}
+	for _, r := range m.o.Workspace.Roots() {
+		if fsroot.Within(r.Canonical, p) {
+			return true
+		}
+	}
+	return false
 }

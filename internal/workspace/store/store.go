@@ -60,6 +60,17 @@ var migrations = []string{
 	// 2: a server's logo, a data: URL the server made from the icon the
 	// MCP server declared.
 	`ALTER TABLE servers ADD COLUMN logo TEXT NOT NULL DEFAULT ''`,
+	// 3: who set each secret's value; the fingerprint encoding a server's
+	// secrets are sealed under (1 until package servers seals them again
+	// under 2); login links kept once used, so that a reuse is told apart
+	// from an unknown link; a token's first use; unique token names (an
+	// older duplicate gets its id appended).
+	`ALTER TABLE secrets ADD COLUMN set_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE servers ADD COLUMN encoding INTEGER NOT NULL DEFAULT 1;
+	ALTER TABLE login_links ADD COLUMN used_at TEXT NOT NULL DEFAULT '';
+	ALTER TABLE tokens ADD COLUMN first_used_at TEXT NOT NULL DEFAULT '';
+	UPDATE tokens SET name = name || ' (' || id || ')' WHERE id NOT IN (SELECT min(id) FROM tokens GROUP BY name);
+	CREATE UNIQUE INDEX tokens_name ON tokens (name);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

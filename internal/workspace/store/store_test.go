@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/zero-dev/zero/internal/sqlitedb"
 )
 
 func TestOpenMigratesOnceAndKeepsData(t *testing.T) {
@@ -80,5 +83,46 @@ func TestFilesArePrivate(t *testing.T) {
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s has mode %v, want 0600", filepath.Base(f), fi.Mode().Perm())
 		}
+	}
+}
+
+// TestMigrationKeepsDuplicateTokens: a database from before token names
+// were unique keeps every token, the later duplicates renamed, and then
+// refuses a new duplicate.
+func TestMigrationKeepsDuplicateTokens(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "zero.db")
+	old, err := sqlitedb.Open(ctx, path, migrations[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.ExecContext(ctx, `INSERT INTO users (id, name, role, created_at) VALUES (1, 'ada', 'owner', 'now')`)
+	for i, hash := range []string{"h1", "h2", "h3"} {
+		if _, err := old.ExecContext(ctx, `INSERT INTO tokens (id, user_id, name, hash, created_at) VALUES (?, 1, 'agent', ?, 'now')`, i+1, hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT name FROM tokens ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	if want := []string{"agent", "agent (2)", "agent (3)"}; !slices.Equal(names, want) {
+		t.Errorf("tokens after the migration: %q, want %q", names, want)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at) VALUES (1, 'agent', 'h4', 'now')`); err == nil {
+		t.Error("a duplicate token name was accepted")
 	}
 }

@@ -57,6 +57,7 @@ type Page struct {
 	Team   bool
 	CSRF   string
 	Notice string // a fixed message about what was just done
+	Failed bool   // the notice reports a failure
 	Data   any
 }
 

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zero-dev/zero/internal/workspace"
+	"github.com/zero-dev/zero/internal/workspace/auth"
+)
+
+func loginCommand() *Command {
+	return &Command{
+		Name:      "login",
+		UsageLine: "login",
+		Short:     "print a new one-time login link for the running workspace's owner",
+		Long: `Login prints a fresh one-time login link for the owner of the zero serve
+running on $ZERO_HOME (valid 15 minutes, once), for a signed-out owner who
+lost the link zero serve printed. The server need not restart.
+
+It reads $ZERO_HOME directly: the running server's URL from serve.lock, and
+the database, where it stores the link's hash. Whoever can read $ZERO_HOME
+is its owner, and can sign in as the owner this way; keep the directory
+yours alone (mode 0700).
+
+It exits 1 when no zero serve runs on $ZERO_HOME.
+`,
+		Run: func(ctx context.Context, stdio Stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			home, err := zeroHome()
+			if err != nil {
+				return usagef("%v", err)
+			}
+			link, err := workspace.NewLoginLink(ctx, home)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Err, "Open this one-time login link in your browser (valid %v, once):\n", auth.LoginLinkTTL)
+			fmt.Fprintln(stdio.Out, link)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"flag"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/skills"
+)
+
+func mcpSkillsCommand() *Command {
+	return mcpServerCommand("skills", "[--workspace DIR]",
+		"discover and read Agent Skills in a workspace (default: the working directory); never runs them",
+		`Skills finds Agent Skills (folders with a SKILL.md in the workspace, in
+.zero/skills or in .claude/skills), returns their instructions and resource
+paths, flags hidden content, and never runs anything.
+`,
+		func(fs *flag.FlagSet) configureFunc {
+			workspace := fs.String("workspace", "", "the workspace `DIR` holding the skills (default: the working directory)")
+			return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
+				if len(args) > 0 {
+					return nil, nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
+				}
+				var dirs []string
+				if *workspace != "" {
+					dirs = []string{*workspace}
+				}
+				roots, err := openRoots(dirs)
+				if err != nil {
+					return nil, nil, err
+				}
+				return skills.New(roots, stdio.Err), roots.Close, nil
+			}
+		})
+}
