@@ -313,12 +313,12 @@ func TestShellEndToEnd(t *testing.T) {
 	cs := connectBinary(t, "mcp", "shell", "--timeout", "5s", "--max-timeout", "10s", dir)
 
 	text, isError := mcptest.Call(t, cs, "execute_command", map[string]any{"program": "sh", "args": []string{"-c", "exit 7"}})
-	if isError || !strings.Contains(text, `"exit_code":7`) {
+	if isError || !strings.HasPrefix(text, "exit code: 7\n") {
 		t.Errorf("non-zero exit: %q %v", text, isError)
 	}
 	began := time.Now()
 	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "sleep", "args": []string{"30"}, "timeout_ms": 200})
-	if isError || !strings.Contains(text, `"timed_out":true`) || time.Since(began) > 5*time.Second {
+	if isError || !strings.Contains(text, "\ntimed out: ") || time.Since(began) > 5*time.Second {
 		t.Errorf("timeout: %q %v after %v", text, isError, time.Since(began))
 	}
 	marker := filepath.Join(outside, "ran")
@@ -331,7 +331,7 @@ func TestShellEndToEnd(t *testing.T) {
 		t.Error("a command ran from a refused cwd")
 	}
 	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "cat", "args": []string{"hello.txt"}})
-	if isError || !strings.Contains(text, `"stdout":"hello\n"`) {
+	if isError || !strings.Contains(text, "--- stdout: 6 bytes ---\nhello\n") {
 		t.Errorf("cat in the allowed directory: %q %v", text, isError)
 	}
 }
@@ -385,11 +385,11 @@ func TestShellIsolateEndToEnd(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	probe := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d && echo connected", port)
 	text, isError := mcptest.Call(t, cs, "execute_command", map[string]any{"program": "bash", "args": []string{"-c", probe}})
-	if isError || strings.Contains(text, "connected") || !strings.Contains(text, `"isolation":"bubblewrap"`) {
+	if isError || strings.Contains(text, "connected") || !strings.Contains(text, "\nisolation: bubblewrap\n") {
 		t.Errorf("network under --isolate: %q %v", text, isError)
 	}
 	text, isError = mcptest.Call(t, cs, "execute_command", map[string]any{"program": "touch", "args": []string{"inside.txt", filepath.Join(outside, "outside.txt")}})
-	if isError || strings.Contains(text, `"exit_code":0`) {
+	if isError || strings.HasPrefix(text, "exit code: 0\n") {
 		t.Errorf("touch outside the working directory under --isolate: %q %v", text, isError)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "inside.txt")); err != nil {

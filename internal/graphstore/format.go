@@ -31,9 +31,11 @@ import (
 //   - members an entity or relation line has beyond its own are kept and
 //     written back after them; a line is written back byte for byte while
 //     its entity or relation is unchanged;
-//   - when a name repeats, the entities merge: the first line's type, the
-//     observations of both (the reference can write such a file when one
-//     call repeats a name); a repeated relation is kept once.
+//   - a name or a relation that repeats (hand edits leave that, and so do
+//     the reference's lost updates and its calls that repeat a name) is
+//     kept, each copy in its place: reads show every copy, as the
+//     reference's do; adding observations changes the first copy, as the
+//     reference does; deletes reach every copy; a rewrite loses none.
 
 // A CorruptError reports a line of a file that could not be read. The file
 // is left as it is.

@@ -13,7 +13,8 @@ import (
 // indexes so that a change costs time in proportion to what it touches,
 // not to the size of the graph.
 
-// An Entity is a node of the graph: a unique name, a type and observations.
+// An Entity is a node of the graph: a name, a type and observations. Names
+// are unique but in a file that repeats one (see format.go).
 type Entity struct {
 	Name         string
 	EntityType   string
@@ -70,11 +71,13 @@ type extras struct {
 
 type graph struct {
 	ents     pages[entity]
-	byName   map[string]int32
+	byName   map[string]int32   // the first entity of each name
+	dupNames map[string][]int32 // the later ones, where a file repeats a name
 	deadEnts int
 
 	rels     pages[relation]
-	byRel    map[Relation]int32
+	byRel    map[Relation]int32   // the first copy of each relation
+	dupRels  map[Relation][]int32 // the later ones, where a file repeats one
 	deadRels int
 	// The relations from or to each name, as a chain: slot 2i stands for
 	// relation i as seen from its From, 2i+1 from its To. byEnd holds a
@@ -126,31 +129,52 @@ func (e *entity) extras() *extras {
 	return e.x
 }
 
-// loadEntity adds an entity read from the main file, merging it into an
-// earlier one of the same name.
+// loadEntity adds an entity at the end. A name the graph has already is
+// kept as a later copy: a file can repeat one.
 func (g *graph) loadEntity(e entity) {
-	if i, ok := g.byName[e.Name]; ok {
-		g.addObservations(g.ents.at(i), e.Observations)
-		return
-	}
 	e.live, e.region = true, -1
 	i := g.ents.push(e)
-	g.byName[e.Name] = i
+	g.indexEntity(e.Name, i)
 	g.index.added(i)
 }
 
-// loadRelation adds a relation unless the graph has it.
-func (g *graph) loadRelation(r relation) {
-	if _, ok := g.byRel[r.Relation]; ok {
+func (g *graph) indexEntity(name string, i int32) {
+	if _, ok := g.byName[name]; !ok {
+		g.byName[name] = i
 		return
 	}
+	if g.dupNames == nil {
+		g.dupNames = map[string][]int32{}
+	}
+	g.dupNames[name] = append(g.dupNames[name], i)
+}
+
+// loadRelation adds a relation at the end; one the graph has already is
+// kept as a later copy.
+func (g *graph) loadRelation(r relation) {
 	r.live, r.next = true, [2]int32{-1, -1}
 	i := g.rels.push(r)
-	g.byRel[r.Relation] = i
+	if _, ok := g.byRel[r.Relation]; !ok {
+		g.byRel[r.Relation] = i
+	} else {
+		if g.dupRels == nil {
+			g.dupRels = map[Relation][]int32{}
+		}
+		g.dupRels[r.Relation] = append(g.dupRels[r.Relation], i)
+	}
 	g.link(r.From, 2*i)
 	if r.To != r.From {
 		g.link(r.To, 2*i+1)
 	}
+}
+
+// copies appends the indexes of the entities named name, in order.
+func (g *graph) copies(dst []int32, name string) []int32 {
+	if i, ok := g.byName[name]; ok {
+		dst = append(dst, i)
+		dst = append(dst, g.dupNames[name]...)
+	}
+	return dst
 }
 
 func (g *graph) nextSlot(slot int32) *int32 { return &g.rels.at(slot / 2).next[slot%2] }
@@ -195,12 +219,12 @@ func (g *graph) entity(name string) *entity {
 	return nil
 }
 
-// changed forgets what depended on e's observations.
-func (g *graph) changed(e *entity) {
+// changed forgets what depended on the observations of e, at index i.
+func (g *graph) changed(e *entity, i int32) {
 	if e.x != nil {
 		e.x.raw = ""
 	}
-	g.index.changed(e, g.byName[e.Name])
+	g.index.changed(e, i)
 }
 
 func (e *entity) hasObservation(o string) bool {
@@ -211,8 +235,9 @@ func (e *entity) hasObservation(o string) bool {
 	return slices.Contains(e.Observations, o)
 }
 
-// addObservations appends the contents e lacks, and returns them.
-func (g *graph) addObservations(e *entity, contents []string) []string {
+// addObservations appends the contents e, at index i, lacks, and returns
+// them.
+func (g *graph) addObservations(e *entity, i int32, contents []string) []string {
 	var added []string
 	for _, c := range contents {
 		if len(e.Observations) >= obsSetMin && (e.x == nil || e.x.obsSet == nil) {
@@ -232,46 +257,59 @@ func (g *graph) addObservations(e *entity, contents []string) []string {
 		added = append(added, c)
 	}
 	if len(added) > 0 {
-		g.changed(e)
+		g.changed(e, i)
 	}
 	return added
 }
 
+// removeEntity removes every entity named name.
 func (g *graph) removeEntity(name string) {
-	i, ok := g.byName[name]
-	if !ok {
-		return
+	for _, i := range g.copies(nil, name) {
+		e := g.ents.at(i)
+		g.index.changed(e, -1)
+		*e = entity{}
+		g.deadEnts++
 	}
-	e := g.ents.at(i)
-	g.index.changed(e, -1)
-	*e = entity{}
 	delete(g.byName, name)
-	g.deadEnts++
+	delete(g.dupNames, name)
 	if g.deadEnts > 1024 && g.deadEnts > g.ents.len()/2 {
 		// Drop the deleted slots; indexes change, so the search index goes.
 		old := g.ents
 		g.ents, g.deadEnts, g.index = pages[entity]{}, 0, searchIndex{}
+		clear(g.byName)
+		g.dupNames = nil
 		for j := range int32(old.len()) {
 			if e := old.at(j); e.live {
 				e.region = -1
-				g.byName[e.Name] = g.ents.push(*e)
+				g.indexEntity(e.Name, g.ents.push(*e))
 			}
 		}
 	}
 }
 
-func (g *graph) removeRelation(i int32) {
-	r := *g.rels.at(i)
-	g.unlink(r.From, 2*i)
-	if r.To != r.From {
-		g.unlink(r.To, 2*i+1)
+// removeRelation removes every copy of rel.
+func (g *graph) removeRelation(rel Relation) {
+	first, ok := g.byRel[rel]
+	if !ok {
+		return
 	}
-	*g.rels.at(i) = relation{}
-	delete(g.byRel, r.Relation)
-	g.deadRels++
+	drop := func(i int32) {
+		g.unlink(rel.From, 2*i)
+		if rel.To != rel.From {
+			g.unlink(rel.To, 2*i+1)
+		}
+		*g.rels.at(i) = relation{}
+		g.deadRels++
+	}
+	drop(first)
+	for _, i := range g.dupRels[rel] {
+		drop(i)
+	}
+	delete(g.byRel, rel)
+	delete(g.dupRels, rel)
 	if g.deadRels > 1024 && g.deadRels > g.rels.len()/2 {
 		old := g.rels
-		g.rels, g.deadRels = pages[relation]{}, 0
+		g.rels, g.deadRels, g.dupRels = pages[relation]{}, 0, nil
 		clear(g.byRel)
 		clear(g.byEnd)
 		for j := range int32(old.len()) {
@@ -315,12 +353,14 @@ func (g *graph) apply(r *record) {
 		}
 	case opCreateRelations:
 		for _, rel := range r.relations {
-			g.loadRelation(relation{Relation: rel})
+			if _, ok := g.byRel[rel]; !ok {
+				g.loadRelation(relation{Relation: rel})
+			}
 		}
 	case opAddObservations:
 		for _, o := range r.obs {
-			if e := g.entity(o.EntityName); e != nil {
-				g.addObservations(e, o.Contents)
+			if i, ok := g.byName[o.EntityName]; ok {
+				g.addObservations(g.ents.at(i), i, o.Contents)
 			}
 		}
 	case opDeleteEntities:
@@ -331,38 +371,35 @@ func (g *graph) apply(r *record) {
 				gone = append(gone, g.rels.at(i).Relation)
 			}
 			for _, rel := range gone {
-				g.removeRelation(g.byRel[rel])
+				g.removeRelation(rel) // all copies at the first; a repeat finds none
 			}
 		}
 	case opDeleteObservations:
 		for _, o := range r.obs {
-			e := g.entity(o.EntityName)
-			if e == nil {
-				continue
-			}
 			drop := make(map[string]struct{}, len(o.Contents))
 			for _, c := range o.Contents {
 				drop[c] = struct{}{}
 			}
-			kept := make([]string, 0, len(e.Observations))
-			for _, c := range e.Observations {
-				if _, ok := drop[c]; !ok {
-					kept = append(kept, c)
+			for _, i := range g.copies(nil, o.EntityName) {
+				e := g.ents.at(i)
+				kept := make([]string, 0, len(e.Observations))
+				for _, c := range e.Observations {
+					if _, ok := drop[c]; !ok {
+						kept = append(kept, c)
+					}
 				}
-			}
-			if len(kept) != len(e.Observations) {
-				e.Observations = kept
-				if e.x != nil {
-					e.x.obsSet = nil
+				if len(kept) != len(e.Observations) {
+					e.Observations = kept
+					if e.x != nil {
+						e.x.obsSet = nil
+					}
+					g.changed(e, i)
 				}
-				g.changed(e)
 			}
 		}
 	case opDeleteRelations:
 		for _, rel := range r.relations {
-			if i, ok := g.byRel[rel]; ok {
-				g.removeRelation(i)
-			}
+			g.removeRelation(rel)
 		}
 	}
 }
@@ -465,19 +502,24 @@ func (g *graph) planDeleteEntities(names []string) *record {
 
 func (g *graph) planDeleteObservations(in []Observations) *record {
 	var dels []Observations
+	var idx []int32
 	for _, o := range in {
-		e := g.entity(validUTF8(o.EntityName))
-		if e == nil {
-			continue
-		}
+		name := validUTF8(o.EntityName)
+		idx = g.copies(idx[:0], name)
 		var gone []string
 		for _, c := range validAll(o.Contents) {
-			if e.hasObservation(c) && !slices.Contains(gone, c) {
-				gone = append(gone, c)
+			if slices.Contains(gone, c) {
+				continue
+			}
+			for _, i := range idx {
+				if g.ents.at(i).hasObservation(c) {
+					gone = append(gone, c)
+					break
+				}
 			}
 		}
 		if gone != nil {
-			dels = append(dels, Observations{EntityName: e.Name, Contents: gone})
+			dels = append(dels, Observations{EntityName: name, Contents: gone})
 		}
 	}
 	if dels == nil {
@@ -510,7 +552,7 @@ func (e *entity) public() Entity {
 }
 
 func (g *graph) all() Graph {
-	out := Graph{Entities: make([]Entity, 0, len(g.byName)), Relations: make([]Relation, 0, len(g.byRel))}
+	out := Graph{Entities: make([]Entity, 0, g.ents.len()-g.deadEnts), Relations: make([]Relation, 0, g.rels.len()-g.deadRels)}
 	for i := range int32(g.ents.len()) {
 		if e := g.ents.at(i); e.live {
 			out.Entities = append(out.Entities, e.public())
@@ -545,11 +587,11 @@ func (g *graph) around(idx []int32) Graph {
 
 func (g *graph) nodes(names []string) Graph {
 	var idx []int32
-	seen := map[int32]bool{}
+	seen := map[string]bool{}
 	for _, n := range names {
-		if i, ok := g.byName[n]; ok && !seen[i] {
-			seen[i] = true
-			idx = append(idx, i)
+		if !seen[n] {
+			seen[n] = true
+			idx = g.copies(idx, n)
 		}
 	}
 	return g.around(idx)

@@ -59,8 +59,11 @@
 //
 // A line that cannot be read fails the operation with a [*CorruptError]
 // naming the file, line and byte offset, and nothing is written until it is
-// fixed. The only bytes the store drops unread are a last line of the log
-// without its newline: a write cut short by a crash, never acknowledged.
+// fixed; [OpenEvenIfCorrupt] opens such a file all the same, for a server
+// that must say why it cannot answer. The only bytes the store drops unread
+// are a last line of the log without its newline: a write cut short by a
+// crash, never acknowledged. A name or a relation the file repeats is kept
+// as it is, each copy (see format.go).
 package graphstore
 
 import (
@@ -181,8 +184,19 @@ type Store struct {
 
 // Open opens the graph in the file at path, which need not exist yet; its
 // directory must. A symbolic link at path is followed. Open reads the graph
-// and fails if a line of it cannot be read.
-func Open(path string) (*Store, error) {
+// and fails if it cannot, with a [*CorruptError] if a line of it does not
+// read.
+func Open(path string) (*Store, error) { return open(path, false) }
+
+// OpenEvenIfCorrupt is Open for a server that must start whatever the file
+// holds: a line that cannot be read does not stop it. Every operation of
+// the Store then fails with that [*CorruptError], and writes nothing, until
+// the line is fixed; [Store.Check] tells whether the graph reads. It fails
+// as Open does when no graph can be kept at path: its directory is missing,
+// it is a directory, or it cannot be read.
+func OpenEvenIfCorrupt(path string) (*Store, error) { return open(path, true) }
+
+func open(path string, evenIfCorrupt bool) (*Store, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -192,18 +206,27 @@ func Open(path string) (*Store, error) {
 			path = real
 		}
 	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, &os.PathError{Op: "open graph", Path: path, Err: unix.EISDIR}
+	}
 	lock, err := os.OpenFile(path+LockSuffix, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open graph: %w", err)
 	}
 	s := &Store{path: path, logPath: path + LogSuffix, lockFile: lock, compactAt: defaultCompactAt, reload: true}
 	err = s.withLock(unix.LOCK_SH, s.refresh)
-	if err != nil {
+	var ce *CorruptError
+	if err != nil && !(evenIfCorrupt && errors.As(err, &ce)) {
 		s.closeFiles()
 		return nil, err
 	}
 	return s, nil
 }
+
+// Check reads what changed on disk, as every operation does first, and
+// returns what stops the graph from being read: a [*CorruptError] or
+// another error. It returns nil when the graph reads.
+func (s *Store) Check() error { return s.view(func(*graph) {}) }
 
 // Path returns the main file's path.
 func (s *Store) Path() string { return s.path }
@@ -771,8 +794,9 @@ func (s *Store) CreateRelations(relations []Relation) ([]Relation, error) {
 	return created, err
 }
 
-// AddObservations adds to each named entity the contents it lacks, and
-// returns, for each item, those it added. If an entity does not exist it
+// AddObservations adds to each named entity (the first, where the file
+// repeats the name) the contents it lacks, and returns, for each item,
+// those it added. If an entity does not exist it
 // fails with an [*EntityNotFoundError] and changes nothing.
 func (s *Store) AddObservations(adds []Observations) ([]Observations, error) {
 	var results []Observations
@@ -785,19 +809,21 @@ func (s *Store) AddObservations(adds []Observations) ([]Observations, error) {
 	return results, err
 }
 
-// DeleteEntities deletes the named entities and every relation from or to
-// those names. Names that are not in the graph are ignored.
+// DeleteEntities deletes the named entities, every copy, and every relation
+// from or to those names. Names that are not in the graph are ignored.
 func (s *Store) DeleteEntities(names []string) error {
 	return s.update(func(g *graph) (*record, error) { return g.planDeleteEntities(names), nil })
 }
 
-// DeleteObservations deletes observations from entities. Entities and
-// observations that are not in the graph are ignored.
+// DeleteObservations deletes observations from entities, every copy of a
+// repeated name. Entities and observations that are not in the graph are
+// ignored.
 func (s *Store) DeleteObservations(dels []Observations) error {
 	return s.update(func(g *graph) (*record, error) { return g.planDeleteObservations(dels), nil })
 }
 
-// DeleteRelations deletes relations. Those not in the graph are ignored.
+// DeleteRelations deletes relations, every copy. Those not in the graph are
+// ignored.
 func (s *Store) DeleteRelations(relations []Relation) error {
 	return s.update(func(g *graph) (*record, error) { return g.planDeleteRelations(relations), nil })
 }

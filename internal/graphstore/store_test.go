@@ -539,8 +539,8 @@ func matchScan(e Entity, q string) bool {
 }
 
 // TestLargeFileParsesInParts reads a file large enough to be parsed in
-// parts, with a name repeated across the parts, then the same file with a
-// bad line in its second half.
+// parts, with a name repeated across the parts (kept as a second copy, in
+// its place), then the same file with a bad line in its second half.
 func TestLargeFileParsesInParts(t *testing.T) {
 	var lines []string
 	want := Graph{Relations: []Relation{}}
@@ -550,7 +550,7 @@ func TestLargeFileParsesInParts(t *testing.T) {
 		want.Entities = append(want.Entities, e)
 	}
 	lines = append(lines, `{"type":"entity","name":"entity-00000","entityType":"t","observations":["again"]}`)
-	want.Entities[0].Observations = append(want.Entities[0].Observations, "again")
+	want.Entities = append(want.Entities, ent(name(0), "t", "again"))
 	lines = append(lines, `{"type":"relation","from":"a","to":"b","relationType":"r"}`, `{"other":1}`)
 	want.Relations = append(want.Relations, rel("a", "b", "r"))
 	data := strings.Join(lines, "\n")

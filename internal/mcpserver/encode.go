@@ -12,17 +12,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Large text results take a shortcut to the stdio transport.
+// The bytes on the wire.
 //
-// The SDK encodes a text result by escaping the text for the content block,
+// JSON goes out without HTML escaping: `<`, `>` and `&` are written as
+// themselves, as the reference servers (JSON.stringify) write them, where
+// Go's encoding/json, which the SDK marshals with, writes each as a 6-byte
+// \u003c, \u003e or \u0026. Every message the stdio transport writes and
+// every JSON or SSE body the HTTP transport writes passes through
+// [appendUnescapedHTML], which undoes exactly those three escapes; nothing
+// else changes (TestStdioMatchesSDK, TestSplicedResultMatchesSDK).
+//
+// Large text results take a shortcut to the stdio transport. The SDK
+// encodes a text result by escaping the text for the content block,
 // escaping it again for the structured output, and re-scanning the output at
 // each level of its nested marshalers; for a directory tree of a few hundred
-// kilobytes that is most of the call. So, over stdio, encodeLargeText
+// kilobytes that is most of the call. So, over stdio, [encodeResult]
 // escapes the text once, parks it in the connection's splicer and hands the
 // SDK the same result with a short placeholder instead of the text; the
 // transport puts the escaped text back where the placeholder is, as it
 // writes the response. The bytes on the wire are exactly those the SDK would
-// have written (TestSplicedResultMatchesSDK). Over HTTP nothing changes.
+// have written, HTML escapes undone. Over HTTP nothing is spliced.
+//
+// The same middleware enforces the reply budget (budget.go): a tools/call
+// result over it becomes a tool error.
 
 // largeText is the size from which a text result takes the shortcut.
 const largeText = 16 << 10
@@ -56,31 +68,31 @@ func (s *splicer) add(escaped []byte) string {
 	return placeholder
 }
 
-// appendSpliced appends result to dst with every quoted placeholder replaced
-// by its text, and forgets the texts it used.
+// appendSpliced appends result to dst with HTML escapes undone and every
+// quoted placeholder replaced by its text, and forgets the texts it used.
 func (s *splicer) appendSpliced(dst, result []byte) []byte {
 	if s == nil || !bytes.Contains(result, []byte(s.prefix)) {
-		return append(dst, result...)
+		return appendUnescapedHTML(dst, result)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
 		i := bytes.Index(result, []byte(`"`+s.prefix))
 		if i < 0 {
-			return append(dst, result...)
+			return appendUnescapedHTML(dst, result)
 		}
 		end := bytes.IndexByte(result[i+1:], '"')
 		if end < 0 {
-			return append(dst, result...)
+			return appendUnescapedHTML(dst, result)
 		}
 		placeholder := string(result[i+1 : i+1+end])
 		escaped, ok := s.pending[placeholder]
 		if !ok {
-			dst = append(dst, result[:i+1]...)
+			dst = appendUnescapedHTML(dst, result[:i+1])
 			result = result[i+1:]
 			continue
 		}
-		dst = append(append(dst, result[:i]...), escaped...)
+		dst = append(appendUnescapedHTML(dst, result[:i]), escaped...)
 		result = result[i+1+end+1:]
 		if !bytes.Contains(result, []byte(`"`+placeholder+`"`)) {
 			delete(s.pending, placeholder)
@@ -88,22 +100,97 @@ func (s *splicer) appendSpliced(dst, result []byte) []byte {
 	}
 }
 
-// encodeLargeText is receiving middleware for tools/call: see above.
-func encodeLargeText(next mcp.MethodHandler) mcp.MethodHandler {
+// appendUnescapedHTML appends the JSON text src to dst with each \u003c,
+// \u003e and \u0026 escape written as the character itself. src must be
+// valid JSON, as the SDK writes it: every backslash in it then starts an
+// escape, so an escaped backslash followed by "u003c" stays as it is.
+func appendUnescapedHTML(dst, src []byte) []byte {
+	dst, tail := appendUnescapedHTMLPart(dst, src)
+	return append(dst, tail...)
+}
+
+// appendUnescapedHTMLPart is appendUnescapedHTML for a part of the JSON
+// text: it leaves out, and returns, a tail of src that may be an escape
+// that the next part completes.
+func appendUnescapedHTMLPart(dst, src []byte) (out, tail []byte) {
+	for {
+		i := bytes.IndexByte(src, '\\')
+		switch {
+		case i < 0:
+			return append(dst, src...), nil
+		case i+1 >= len(src) || src[i+1] == 'u' && i+6 > len(src):
+			return append(dst, src[:i]...), src[i:]
+		}
+		if src[i+1] == 'u' && src[i+2] == '0' && src[i+3] == '0' {
+			if c := htmlEscaped(src[i+4], src[i+5]); c != 0 {
+				dst = append(append(dst, src[:i]...), c)
+				src = src[i+6:]
+				continue
+			}
+		}
+		dst = append(dst, src[:i+2]...)
+		src = src[i+2:]
+	}
+}
+
+// htmlEscaped returns the character that \u00XY escapes if it is one that
+// encoding/json escapes for HTML, in the lower case it writes, else 0.
+func htmlEscaped(x, y byte) byte {
+	switch {
+	case x == '3' && y == 'c':
+		return '<'
+	case x == '3' && y == 'e':
+		return '>'
+	case x == '2' && y == '6':
+		return '&'
+	}
+	return 0
+}
+
+// appendQuoted appends s as a JSON string, escaped as encoding/json escapes
+// it but without HTML escaping.
+func appendQuoted(dst []byte, s string) []byte {
+	b := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	out := b.Bytes()
+	return out[:len(out)-1] // Encode's newline
+}
+
+// encodeResult is receiving middleware for tools/call: it turns a result
+// over the reply budget into a tool error and, over stdio, splices large
+// texts (see above).
+func encodeResult(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		sp, _ := ctx.Value(splicerKey{}).(*splicer)
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		call := &toolCall{}
+		res, err := next(context.WithValue(ctx, toolCallKey{}, call), method, req)
 		r, ok := res.(*mcp.CallToolResult)
-		if sp == nil || !ok || err != nil || method != "tools/call" {
+		if !ok || err != nil {
 			return res, err
 		}
+		tool := ""
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+			tool = p.Name
+		}
+		sp, _ := ctx.Value(splicerKey{}).(*splicer)
 		text, ok := plainText(r)
-		if !ok {
-			return res, err
+		if sp == nil || !ok {
+			if size := ResultSize(r); size > ReplyBudget(ctx) {
+				return overBudget(ctx, tool, size, call), nil
+			}
+			return res, nil
 		}
-		escaped, merr := json.Marshal(text) // as the SDK's marshalers escape it
-		if merr != nil {
-			return res, err
+		escaped := appendQuoted(nil, text)
+		size := textResultSize(len(escaped))
+		if r.Meta != nil || r.IsError {
+			size = ResultSize(r)
+		}
+		if size > ReplyBudget(ctx) {
+			return overBudget(ctx, tool, size, call), nil
 		}
 		placeholder := sp.add(escaped)
 		shell := *r

@@ -2,13 +2,16 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,7 +89,8 @@ func wireLines(t *testing.T, run func(ctx context.Context, in io.ReadCloser, out
 
 // TestSplicedResultMatchesSDK serves the same large results through Serve's
 // stdio (with the splicing shortcut) and through the SDK's own transport,
-// and requires the same bytes.
+// and requires the same bytes, but for `<`, `>` and `&`, which ours writes
+// as themselves.
 func TestSplicedResultMatchesSDK(t *testing.T) {
 	texts := largeTexts()
 	var calls []string
@@ -102,9 +106,10 @@ func TestSplicedResultMatchesSDK(t *testing.T) {
 	ours := wireLines(t, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) {
 		Serve(ctx, textServer(texts), Options{Stdin: in, Stdout: out, Stderr: io.Discard})
 	}, calls)
+	sdk = withoutHTMLEscapes(sdk)
 	for i := range calls {
-		if sdk[i] != ours[i] {
-			t.Fatalf("call %d: bytes differ:\nsdk:  %.300q\nours: %.300q", i, sdk[i], ours[i])
+		if sdk[i] != ours[i] || hasHTMLEscape(ours[i]) {
+			t.Fatalf("call %d: bytes differ, beyond HTML escapes:\nsdk:  %.300q\nours: %.300q", i, sdk[i], ours[i])
 		}
 		if strings.Contains(ours[i], "zero-text-") {
 			t.Fatalf("call %d: a placeholder reached the wire", i)
@@ -128,4 +133,89 @@ func TestPlainText(t *testing.T) {
 			t.Errorf("%s: taken as plain text", name)
 		}
 	}
+}
+
+// htmlEscape matches an HTML escape that is one, not text after an escaped
+// backslash.
+var htmlEscape = regexp.MustCompile(`(^|[^\\])(\\\\)*\\u00(3c|3e|26)`)
+
+// withoutHTMLEscapes returns lines with every HTML escape written as its
+// character: the SDK's wire bytes as ours should be.
+func withoutHTMLEscapes(lines []string) []string {
+	chars := map[string]string{"3c": "<", "3e": ">", "26": "&"}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		for {
+			next := htmlEscape.ReplaceAllStringFunc(l, func(m string) string { return m[:len(m)-6] + chars[m[len(m)-2:]] })
+			if next == l {
+				break
+			}
+			l = next
+		}
+		out[i] = l
+	}
+	return out
+}
+
+func hasHTMLEscape(s string) bool { return htmlEscape.MatchString(s) }
+
+func TestAppendUnescapedHTML(t *testing.T) {
+	for in, want := range map[string]string{
+		`"a\u003cb\u003e\u0026"`:        `"a<b>&"`,
+		`"\\u003c"`:                     `"\\u003c"`, // an escaped backslash, then text
+		`"\\\u003c"`:                    `"\\<"`,     // an escaped backslash, then an escape
+		`"\u003C \u0027 \u00e9 \u2028"`: `"\u003C \u0027 \u00e9 \u2028"`,
+		`{"a":"\"\u0026\""}`:            `{"a":"\"&\""}`,
+		`"\u003`:                        `"\u003`, // cut short: left as it is
+		``:                              ``,
+	} {
+		if got := string(appendUnescapedHTML(nil, []byte(in))); got != want {
+			t.Errorf("appendUnescapedHTML(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// FuzzUnescapedHTML checks, for any text, that undoing HTML escapes in
+// encoding/json's output gives encoding/json's output without HTML
+// escaping, whole or split into two parts anywhere; and that QuotedSize and
+// CutQuoted agree with it.
+func FuzzUnescapedHTML(f *testing.F) {
+	for _, s := range largeTexts()[2:5] {
+		f.Add(s[:200], 50)
+	}
+	f.Add(`\u003c<\\u003e`, 3)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		escaped, _ := json.Marshal(s)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		want := strings.TrimSuffix(b.String(), "\n")
+		if got := string(appendUnescapedHTML(nil, escaped)); got != want {
+			t.Fatalf("unescaped %s, want %s", got, want)
+		}
+		if got := string(appendQuoted(nil, s)); got != want {
+			t.Fatalf("appendQuoted = %s, want %s", got, want)
+		}
+		if n := QuotedSize(s); n != len(want) {
+			t.Fatalf("QuotedSize = %d, want %d", n, len(want))
+		}
+		k := min(max(cut, 0), len(escaped))
+		out, tail := appendUnescapedHTMLPart(nil, escaped[:k])
+		out = appendUnescapedHTML(out, append(tail, escaped[k:]...))
+		if string(out) != want {
+			t.Fatalf("split at %d: %s, want %s", k, out, want)
+		}
+		max := min(max(cut, 0), len(want))
+		p := CutQuoted(s, max)
+		if !strings.HasPrefix(s, p) || QuotedSize(p) > max && p != "" {
+			t.Fatalf("CutQuoted(%q, %d) = %q", s, max, p)
+		}
+		if p != s {
+			_, size := utf8.DecodeRuneInString(s[len(p):])
+			if QuotedSize(s[:len(p)+size]) <= max {
+				t.Fatalf("CutQuoted(%q, %d) = %q stops short", s, max, p)
+			}
+		}
+	})
 }

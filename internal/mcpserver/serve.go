@@ -1,7 +1,8 @@
 // Package mcpserver runs Zero's MCP servers on the official Go SDK, over a
 // lean stdio transport (stdout carries JSON-RPC only) or over streamable HTTP
 // behind the loopback guard of internal/guard/localhttp. It also holds what
-// the servers' tools share: strict argument decoding and result building.
+// the servers' tools share: strict argument decoding, result building, and
+// the reply budget that keeps every answer within what clients read.
 // Each server lives in a subpackage.
 package mcpserver
 
@@ -33,6 +34,9 @@ type Options struct {
 	Stdout io.Writer
 	// Stderr receives logs and, for HTTP, the line naming the address.
 	Stderr io.Writer
+	// MaxReply is the reply budget in bytes (see [DefaultReplyBudget]); zero
+	// means the default, and a larger value is taken as the default.
+	MaxReply int
 	// GOGC is the GOGC environment variable, as the caller read it. When it
 	// is empty, Serve makes the collector run less often (400): a call
 	// that answers with a large listing allocates a few times the live
@@ -51,7 +55,7 @@ func NewServer(name string, stderr io.Writer, opts *mcp.ServerOptions) *mcp.Serv
 		opts.Logger = Logger(stderr)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "Zero " + name, Version: buildinfo.Version()}, opts)
-	s.AddReceivingMiddleware(encodeLargeText)
+	s.AddReceivingMiddleware(encodeResult)
 	return s
 }
 
@@ -65,6 +69,7 @@ func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
 	if o.GOGC == "" {
 		debug.SetGCPercent(400)
 	}
+	ctx = WithReplyBudget(ctx, o.MaxReply)
 	if o.HTTP == nil {
 		sp := newSplicer()
 		ctx = context.WithValue(ctx, splicerKey{}, sp)
@@ -94,7 +99,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, l localhttp.Listen, stderr 
 		MaxRequestBodyBytes: MaxFrame,
 	})
 	hs := &http.Server{
-		Handler:           localhttp.Guard(l, handler),
+		Handler:           localhttp.Guard(l, replyHandler(handler, ReplyBudget(ctx))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// Name the address as given, with the port the system chose for :0.

@@ -38,6 +38,13 @@ import (
 //     later and answered as one array, and refused after.
 //
 // Deliberate differences:
+//   - At the end of the input, every request already read is answered before
+//     the connection ends (Read reports the end only once no request waits
+//     for its response, or a cancellation dropped it); the SDK's ends at once
+//     and drops them, so `printf '%s\n' "$REQUEST" | zero mcp ...` printed
+//     nothing.
+//   - `<`, `>` and `&` go out as themselves, not as `\u003c` and so on
+//     (encode.go), as the reference servers write them.
 //   - Zero checks the byte after every message, waiting for it if need be; the
 //     SDK checks it only if its decoder has read it already, so a message that
 //     ends one of its reads escapes the check.
@@ -102,6 +109,8 @@ type stdioConn struct {
 	initID  jsonrpc.ID
 	batches map[jsonrpc.ID]*batch
 	splicer *splicer
+	open    map[jsonrpc.ID]bool // requests read and not yet answered
+	drained chan struct{}       // closed when open empties, while a Read waits at the end
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -252,6 +261,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if len(c.queue) > 0 {
 		msg := c.queue[0]
 		c.queue = c.queue[1:]
+		c.track(msg)
 		return msg, nil
 	}
 	var f frame
@@ -261,6 +271,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case f = <-c.incoming:
 	case <-c.closed:
 		return nil, io.EOF
+	}
+	if errors.Is(f.err, io.EOF) {
+		return nil, c.drain(ctx)
 	}
 	if f.err != nil {
 		return nil, f.err
@@ -275,9 +288,75 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.initID = req.ID
 			c.mu.Unlock()
 		}
+		c.track(msg)
 		return msg, nil
 	}
 	return c.readBatch(f.data)
+}
+
+// track notes a request that waits for its response, and forgets one that
+// a notifications/cancelled names.
+func (c *stdioConn) track(msg jsonrpc.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trackLocked(msg)
+}
+
+// trackLocked is track with c.mu held.
+func (c *stdioConn) trackLocked(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	if req.ID.IsValid() {
+		if c.open == nil {
+			c.open = map[jsonrpc.ID]bool{}
+		}
+		c.open[req.ID] = true
+		return
+	}
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				c.answered(id)
+			}
+		}
+	}
+}
+
+// answered forgets a request; c.mu is held.
+func (c *stdioConn) answered(id jsonrpc.ID) {
+	delete(c.open, id)
+	if len(c.open) == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// drain waits, at the end of the input, until every request read has been
+// answered (or the connection closes, or ctx ends), then reports io.EOF.
+func (c *stdioConn) drain(ctx context.Context) error {
+	c.mu.Lock()
+	if len(c.open) == 0 {
+		c.mu.Unlock()
+		return io.EOF
+	}
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	done := c.drained
+	c.mu.Unlock()
+	select {
+	case <-done:
+		return io.EOF
+	case <-c.closed:
+		return io.EOF
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
@@ -326,6 +405,7 @@ func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
 		}
 	}
 	c.queue = msgs[1:]
+	c.trackLocked(msgs[0])
 	return msgs[0], nil
 }
 
@@ -378,6 +458,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(resp.ID)
 		if c.initID.IsValid() && resp.ID == c.initID {
 			c.noteVersion(resp)
 		}
@@ -416,10 +497,10 @@ func (c *stdioConn) writeBatch(responses []*jsonrpc.Response) error {
 	return err
 }
 
-// appendMessage appends msg's wire form. A successful response to a call with
-// a numeric ID is written around its result, which the SDK has just marshaled,
-// with any large text spliced in (see encode.go); everything else goes
-// through the SDK's encoder.
+// appendMessage appends msg's wire form, without HTML escapes (see
+// encode.go). A successful response to a call with a numeric ID is written
+// around its result, which the SDK has just marshaled, with any large text
+// spliced in; everything else goes through the SDK's encoder.
 func (c *stdioConn) appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 	start := len(buf)
 	resp, ok := msg.(*jsonrpc.Response)
@@ -443,7 +524,7 @@ func (c *stdioConn) appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, erro
 	if err != nil {
 		return buf[:start], fmt.Errorf("marshaling message: %v", err)
 	}
-	return append(buf[:start], data...), nil
+	return appendUnescapedHTML(buf[:start], data), nil
 }
 
 // noteVersion records the protocol version the server answered initialize

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -151,6 +152,11 @@ func readMessages(t *testing.T, tr mcp.Transport) readResult {
 			return res
 		}
 		res.msgs = append(res.msgs, describe(msg))
+		// Answer each request, as a server does: Zero's transport reports
+		// the end of input only once every request read is answered.
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			conn.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: json.RawMessage("null")})
+		}
 	}
 }
 

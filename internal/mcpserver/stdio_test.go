@@ -103,6 +103,7 @@ const (
 var conversations = map[string][]step{
 	"call":             {{initNew, 1}, {initDone, 0}, {call2, 1}},
 	"string id":        {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":"a\"<b>","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}` + "\n", 1}},
+	"escapes as text":  {{initNew, 1}, {initDone, 0}, {`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\u003c \\\u003c \\\\u0026 <\u003e"}}}` + "\n", 1}},
 	"blank lines":      {{"\n\n" + initNew, 1}, {"  \n" + initDone, 0}, {"\r\n" + call2, 1}},
 	"crlf":             {{strings.TrimSuffix(initNew, "\n") + "\r\n", 1}},
 	"multi-line":       {{"{\n\"jsonrpc\": \"2.0\",\n \"id\": 1, \"method\": \"ping\"\n}\n", 1}},
@@ -126,7 +127,9 @@ var conversations = map[string][]step{
 }
 
 // TestStdioMatchesSDK runs the same conversations through the SDK's own
-// stdio transport and through ours, and requires the same bytes back.
+// stdio transport and through ours, and requires the same bytes back, but
+// for the one deliberate difference: ours writes `<`, `>` and `&` as
+// themselves, where the SDK writes \u003c, \u003e and \u0026.
 func TestStdioMatchesSDK(t *testing.T) {
 	sdk := func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 		return &mcp.IOTransport{Reader: in, Writer: out}
@@ -136,8 +139,13 @@ func TestStdioMatchesSDK(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want := transcript(t, sdk, steps)
 			got := transcript(t, ours, steps)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("transcripts differ (-sdk +ours):\n%s", diff)
+			if diff := cmp.Diff(withoutHTMLEscapes(want), got); diff != "" {
+				t.Errorf("transcripts differ (-sdk without HTML escapes +ours):\n%s", diff)
+			}
+			for _, line := range got {
+				if hasHTMLEscape(line) {
+					t.Errorf("an HTML escape reached the wire: %s", line)
+				}
 			}
 		})
 	}

@@ -19,19 +19,23 @@ type Validator interface {
 
 // A Handler serves one tool call with arguments already decoded and
 // validated. A returned error becomes a tool error the model can read
-// (isError), never a protocol error.
+// (isError), never a protocol error, and so does a result over the reply
+// budget ([ReplyBudget]).
 type Handler[In any] func(ctx context.Context, req *mcp.CallToolRequest, in *In) (*mcp.CallToolResult, error)
 
 // AddTool registers a tool whose arguments decode strictly into In (see
 // [DecodeArgs]) and, if In implements [Validator], pass Validate before h
-// runs. The tool's InputSchema must describe In; the handler is trusted to
-// return output that matches the OutputSchema, which is not re-validated.
+// runs; if In implements [ReplyHinter], its hint goes into the error that an
+// answer over the reply budget becomes. The tool's InputSchema must describe
+// In; the handler is trusted to return output that matches the
+// OutputSchema, which is not re-validated.
 func AddTool[In any](s *mcp.Server, t *mcp.Tool, h Handler[In]) {
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		if err := DecodeArgs(req.Params.Arguments, &in); err != nil {
 			return ErrorResult(fmt.Errorf("invalid arguments for %s: %w", t.Name, err)), nil
 		}
+		noteCall(ctx, t, any(&in))
 		if v, ok := any(&in).(Validator); ok {
 			if err := v.Validate(); err != nil {
 				return ErrorResult(fmt.Errorf("invalid arguments for %s: %w", t.Name, err)), nil
@@ -62,16 +66,15 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// cleanJSONError rewords decoder errors for the model to read.
+// cleanJSONError rewords decoder errors for the model to read: the
+// argument's path and the JSON types expected and received, never a Go type
+// or the text of other arguments (see jsontype.go).
 func cleanJSONError(err error) error {
 	var te *segjson.UnmarshalTypeError
 	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Errorf("%s: want %s, got JSON %s", te.Field, te.Type, te.Value)
-		}
-		return fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)
+		return typeError(te.Field, te.Type, te.Value)
 	}
-	return err
+	return otherJSONError(err)
 }
 
 // TextOutput is the structured output of a tool that answers with text, as

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,7 +322,7 @@ func TestChunking(t *testing.T) {
 	for size := int64(1); size <= 11; size++ {
 		var got strings.Builder
 		for start := int64(0); start < 10; start += size {
-			piece, _, _ := strings.Cut(chunk(text, start, size), "\n\n<error>")
+			piece, _, _ := strings.Cut(chunk(text, start, size, math.MaxInt), "\n\n<error>")
 			if !utf8.ValidString(piece) {
 				t.Fatalf("size %d start %d: invalid UTF-8 %q", size, start, piece)
 			}
@@ -332,7 +334,7 @@ func TestChunking(t *testing.T) {
 	}
 	// The default chunk is 5000 characters.
 	long := strings.Repeat("é", 5001)
-	if c := chunk(long, 0, DefaultMaxLength); !strings.HasPrefix(c, strings.Repeat("é", 5000)+"\n\n<error>") || !strings.Contains(c, "start_index of 5000") {
+	if c := chunk(long, 0, DefaultMaxLength, math.MaxInt); !strings.HasPrefix(c, strings.Repeat("é", 5000)+"\n\n<error>") || !strings.Contains(c, "start_index of 5000") {
 		t.Errorf("default chunk of 5001 characters: %q", c[len(c)-120:])
 	}
 }
@@ -568,5 +570,79 @@ func TestNumericHostsCanonical(t *testing.T) {
 	}
 	if n := res.lookups.Load(); n != 0 {
 		t.Errorf("%d name lookups", n)
+	}
+}
+
+// TestChunksFitBudget fetches a page of characters that JSON escapes to 6
+// bytes, with max_length 999999, under the default reply budget and a
+// lowered one: each chunk is cut to fit and ends with the start_index to go
+// on from, and reading on with it gives back the whole page. The prompt,
+// which returns the whole page, is cut too, with a note saying where the
+// tool goes on.
+func TestChunksFitBudget(t *testing.T) {
+	page := strings.Repeat("\x01", 1_500_000) + "<&\"end"
+	web := pages(t, map[string]pageSpec{"/p": {contentType: "text/plain; charset=utf-8", body: page}})
+	next := regexp.MustCompile(`<error>Content truncated( at this server's reply budget)?\. Call the fetch tool with a start_index of (\d+) to get more content\.</error>$`)
+	for _, budget := range []int{0, 100_000} {
+		cs, wire := mcptest.ServeWire(t, New(Options{}, io.Discard), budget)
+		limit := mcpserver.ReplyBudget(mcpserver.WithReplyBudget(context.Background(), budget))
+		var got strings.Builder
+		calls := 0
+		for start := 0; ; calls++ {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": web.URL + "/p", "max_length": 999999, "start_index": start}})
+			if err != nil {
+				t.Fatalf("budget %d, start %d: %v", budget, start, err)
+			}
+			text := mcptest.Text(res)
+			if res.IsError || wire.Last() > limit {
+				t.Fatalf("budget %d, start %d: isError %v, %d bytes", budget, start, res.IsError, wire.Last())
+			}
+			_, piece, _ := strings.Cut(text, "/p:\n")
+			m := next.FindStringSubmatch(piece)
+			if m == nil {
+				got.WriteString(piece)
+				break
+			}
+			if m[1] != "" && wire.Last() < limit*3/4 {
+				t.Errorf("budget %d, start %d: a chunk cut at %d bytes", budget, start, wire.Last())
+			}
+			if calls == 0 && m[1] == "" {
+				t.Errorf("budget %d: the first chunk was not cut to the budget", budget)
+			}
+			got.WriteString(strings.TrimSuffix(piece, "\n\n"+m[0]))
+			start, _ = strconv.Atoi(m[2])
+		}
+		if got.String() != page {
+			t.Errorf("budget %d: %d calls gave back %d of %d bytes", budget, calls+1, got.Len(), len(page))
+		}
+		res, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "fetch", Arguments: map[string]string{"url": web.URL + "/p"}})
+		if err != nil {
+			t.Fatalf("budget %d: prompt: %v", budget, err)
+		}
+		text := res.Messages[0].Content.(*mcp.TextContent).Text
+		size := mcpserver.QuotedSize(text) + mcpserver.QuotedSize(res.Description) + 100
+		note := regexp.MustCompile("\n\n<error>The page is cut here, at this server's reply budget of " + strconv.Itoa(limit) + ` bytes\. The fetch tool with a start_index of (\d+) returns the rest\.</error>$`)
+		m := note.FindStringSubmatch(text)
+		if size > limit || size < limit*3/4 || m == nil {
+			t.Fatalf("budget %d: prompt of %d bytes: %.100q", budget, size, text[max(len(text)-200, 0):])
+		}
+		_, content, _ := strings.Cut(text[:len(text)-len(m[0])], "here is the raw content:\n")
+		if k, _ := strconv.Atoi(m[1]); content != page[:k] {
+			t.Errorf("budget %d: the prompt's text is not the page up to start_index %d", budget, k)
+		}
+	}
+}
+
+// TestDescriptionSaysWhatItReaches checks that the tool's description says
+// it reaches local and private addresses unless --block-private-networks.
+func TestDescriptionSaysWhatItReaches(t *testing.T) {
+	for block, want := range map[bool]string{
+		false: "It reaches local and private addresses too (loopback, link-local, private networks, cloud metadata services) unless the server was started with --block-private-networks.",
+		true:  "This server was started with --block-private-networks: loopback, link-local, private and cloud metadata addresses are refused.",
+	} {
+		tools, err := start(t, Options{BlockPrivate: block}).ListTools(context.Background(), nil)
+		if err != nil || !strings.Contains(tools.Tools[0].Description, want) {
+			t.Errorf("BlockPrivate %v: %v %q", block, err, tools.Tools[0].Description)
+		}
 	}
 }

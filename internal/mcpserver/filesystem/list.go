@@ -41,7 +41,18 @@ func (s *server) readDir(req *mcp.CallToolRequest, path string) ([]fsroot.Entry,
 	return p.ReadDir()
 }
 
-func (s *server) listDirectory(_ context.Context, req *mcp.CallToolRequest, in *pathArgs) (*mcp.CallToolResult, error) {
+// listArgs are list_directory's arguments.
+type listArgs struct {
+	Path string `json:"path"`
+}
+
+func (a *listArgs) Validate() error { return required("path", a.Path) }
+
+func (a *listArgs) ReplyHint() string { return listHint }
+
+const listHint = "list a subdirectory, or find some of the entries with search_files and a pattern"
+
+func (s *server) listDirectory(_ context.Context, req *mcp.CallToolRequest, in *listArgs) (*mcp.CallToolResult, error) {
 	entries, err := s.readDir(req, in.Path)
 	if err != nil {
 		return nil, err
@@ -68,6 +79,8 @@ func (a *listSizesArgs) Validate() error {
 	}
 	return required("path", a.Path)
 }
+
+func (a *listSizesArgs) ReplyHint() string { return listHint }
 
 func (s *server) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in *listSizesArgs) (*mcp.CallToolResult, error) {
 	entries, err := s.readDir(req, in.Path)
@@ -158,6 +171,10 @@ type treeArgs struct {
 
 func (a *treeArgs) Validate() error { return required("path", a.Path) }
 
+func (a *treeArgs) ReplyHint() string {
+	return fmt.Sprintf("ask for the tree of a subdirectory of %s, or leave parts out with excludePatterns", a.Path)
+}
+
 func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in *treeArgs) (*mcp.CallToolResult, error) {
 	exclude, err := treeExcluder(in.ExcludePatterns)
 	if err != nil {
@@ -169,8 +186,9 @@ func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in
 	}
 	var w treeWriter
 	count := 0
+	limit := mcpserver.TextLimit(ctx) // escaping only adds to the length
 	err = walk(ctx, p, &count, func(rel string, e fsroot.Entry) bool {
-		if exclude(rel) {
+		if exclude(rel) || w.b.Len() > limit {
 			return false
 		}
 		dir := e.Dir && !e.Link
@@ -180,7 +198,16 @@ func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, err
 	}
+	if w.b.Len() > limit {
+		return nil, overBudget(ctx, "the tree", in)
+	}
 	return mcpserver.TextResult(w.finish()), nil
+}
+
+// overBudget is the error for an answer found, while it is being made, to
+// pass the reply budget.
+func overBudget(ctx context.Context, what string, args mcpserver.ReplyHinter) error {
+	return fmt.Errorf("%s would pass this server's reply budget of %d bytes (--max-reply): %s", what, mcpserver.ReplyBudget(ctx), args.ReplyHint())
 }
 
 // treeWriter writes directory_tree's JSON while the walk goes, in the layout
@@ -375,6 +402,10 @@ func (a *searchArgs) Validate() error {
 	return required("pattern", a.Pattern)
 }
 
+func (a *searchArgs) ReplyHint() string {
+	return "narrow the pattern, search a subdirectory, or leave parts out with excludePatterns"
+}
+
 func (s *server) searchFiles(ctx context.Context, req *mcp.CallToolRequest, in *searchArgs) (*mcp.CallToolResult, error) {
 	pattern, err := glob.Compile(in.Pattern)
 	if err != nil {
@@ -395,8 +426,9 @@ func (s *server) searchFiles(ctx context.Context, req *mcp.CallToolRequest, in *
 	}
 	var sb strings.Builder
 	count := 0
+	limit := mcpserver.TextLimit(ctx)
 	err = walk(ctx, p, &count, func(rel string, e fsroot.Entry) bool {
-		if excluded(rel) {
+		if excluded(rel) || sb.Len() > limit {
 			return false
 		}
 		if pattern.Match(rel) {
@@ -413,6 +445,9 @@ func (s *server) searchFiles(ctx context.Context, req *mcp.CallToolRequest, in *
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sb.Len() > limit {
+		return nil, overBudget(ctx, "the matches", in)
 	}
 	if sb.Len() == 0 {
 		return mcpserver.TextResult("No matches found"), nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +53,7 @@ func (a *readTextArgs) Validate() error {
 	return nil
 }
 
-func (s *server) readTextFile(_ context.Context, req *mcp.CallToolRequest, in *readTextArgs) (*mcp.CallToolResult, error) {
+func (s *server) readTextFile(ctx context.Context, req *mcp.CallToolRequest, in *readTextArgs) (*mcp.CallToolResult, error) {
 	p, err := s.resolve(req, in.Path)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,42 @@ func (s *server) readTextFile(_ context.Context, req *mcp.CallToolRequest, in *r
 	if err != nil {
 		return nil, err
 	}
+	if !mcpserver.TextFits(ctx, text) {
+		hint := partsHint(ctx, text, in.Tail == nil, in.Head == nil)
+		return nil, fmt.Errorf("%s: %w", p.Requested, mcpserver.BudgetError(ctx, mcpserver.ResultSize(mcpserver.TextResult(text)), hint))
+	}
 	return mcpserver.TextResult(text), nil
+}
+
+// partsHint says how many lines of text, from its start (when it is the
+// start of the file) and from its end (when it is the end of the file), fit
+// the reply budget.
+func partsHint(ctx context.Context, text string, start, end bool) string {
+	limit := mcpserver.TextLimit(ctx)
+	fit := func(lines []string) int {
+		used := 2
+		for i, l := range lines {
+			if used += mcpserver.QuotedSize(l) - 2; used > limit {
+				return i
+			}
+		}
+		return len(lines)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	first := fit(lines)
+	slices.Reverse(lines)
+	last := fit(lines)
+	switch {
+	case start && end && first+last == 0:
+		return "not even its first or last line fits, so this tool cannot return it"
+	case start && end:
+		return fmt.Sprintf("read it in parts with head or tail: head %d fits, and so does tail %d", first, last)
+	case start && first > 0:
+		return fmt.Sprintf("ask for fewer lines: head %d fits", first)
+	case end && last > 0:
+		return fmt.Sprintf("ask for fewer lines: tail %d fits", last)
+	}
+	return "not even one of those lines fits, so this tool cannot return it"
 }
 
 // head returns the first n lines of the file, each with its line ending, as
@@ -162,10 +198,18 @@ var mediaTypes = map[string]string{
 	".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg", ".flac": "audio/flac",
 }
 
-func (s *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in *pathArgs) (*mcp.CallToolResult, error) {
+func (s *server) readMediaFile(ctx context.Context, req *mcp.CallToolRequest, in *pathArgs) (*mcp.CallToolResult, error) {
 	p, err := s.resolve(req, in.Path)
 	if err != nil {
 		return nil, err
+	}
+	// The data goes out twice, base64: as content and as structured content.
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("%s: %w", p.Requested, mcpserver.BudgetError(ctx, int(min(size, fsroot.MaxReadSize))*8/3,
+			fmt.Sprintf("this tool returns files of at most about %d bytes", mcpserver.ReplyBudget(ctx)*3/8-1024)))
+	}
+	if fi, err := p.Info(); err == nil && fi.Size()*8/3 > int64(mcpserver.ReplyBudget(ctx)) {
+		return nil, tooLarge(fi.Size())
 	}
 	data, err := p.ReadFile()
 	if err != nil {
@@ -185,10 +229,14 @@ func (s *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in *
 		u := url.URL{Scheme: "file", Path: p.Abs}
 		item = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: u.String(), MIMEType: mime, Blob: data}}
 	}
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{item},
 		StructuredContent: map[string][]mcp.Content{"content": {item}},
-	}, nil
+	}
+	if size := mcpserver.ResultSize(res); size > mcpserver.ReplyBudget(ctx) {
+		return nil, tooLarge(int64(len(data)))
+	}
+	return res, nil
 }
 
 type readMultipleArgs struct {
@@ -209,36 +257,44 @@ func (a *readMultipleArgs) Validate() error {
 
 // readMultipleFiles answers in the reference's format: "path:\ncontent\n" for
 // each file, "path: Error - message" for each failure, joined by "\n---\n".
-// All the contents together are limited as one whole-file read is.
+// A file that would take the reply past its budget is skipped with an
+// error line; the files after it may still fit.
 func (s *server) readMultipleFiles(ctx context.Context, req *mcp.CallToolRequest, in *readMultipleArgs) (*mcp.CallToolResult, error) {
 	parts := make([]string, len(in.Paths))
-	budget := fsroot.MaxReadSize
+	room := mcpserver.TextLimit(ctx) - 1024 // quoted bytes left; some kept for error lines
 	for i, path := range in.Paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		content, err := s.readForMultiple(req, path, budget)
+		part, err := s.readForMultiple(ctx, req, path, room)
 		if err != nil {
-			parts[i] = fmt.Sprintf("%s: Error - %v", path, err)
-			continue
+			part = fmt.Sprintf("%s: Error - %v", path, err)
 		}
-		budget -= len(content)
-		parts[i] = path + ":\n" + content + "\n"
+		room -= mcpserver.QuotedSize(part) + len(`\n---\n`)
+		parts[i] = part
 	}
 	return mcpserver.TextResult(strings.Join(parts, "\n---\n")), nil
 }
 
-func (s *server) readForMultiple(req *mcp.CallToolRequest, path string, budget int) (string, error) {
+// readForMultiple returns a file's part of read_multiple_files' answer, if
+// it takes at most room bytes quoted.
+func (s *server) readForMultiple(ctx context.Context, req *mcp.CallToolRequest, path string, room int) (string, error) {
 	p, err := s.resolve(req, path)
 	if err != nil {
 		return "", err
+	}
+	skipped := fmt.Errorf("skipped: with it, the reply would pass this server's reply budget of %d bytes (--max-reply); "+
+		"read it alone, or in parts with read_text_file and head or tail", mcpserver.ReplyBudget(ctx))
+	if fi, err := p.Info(); err == nil && fi.Size() > int64(room) {
+		return "", skipped
 	}
 	b, err := p.ReadFile()
 	if err != nil {
 		return "", err
 	}
-	if len(b) > budget {
-		return "", fmt.Errorf("skipped: the files read in this call would exceed %d bytes together", fsroot.MaxReadSize)
+	part := path + ":\n" + string(b) + "\n"
+	if mcpserver.QuotedSize(part) > room {
+		return "", skipped
 	}
-	return string(b), nil
+	return part, nil
 }

@@ -5,11 +5,14 @@
 //
 // Unlike the reference, roots sent by the client can only narrow the
 // directories given on the command line, never replace or widen them, and
-// they are kept per session.
+// they are kept per session. The server asks for them without waiting for
+// the answer: only a tool call waits, for at most rootsWait, and a client
+// that fails to answer keeps the command-line directories.
 package filesystem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,8 +29,10 @@ import (
 // Name is the server's implementation name.
 const Name = "zero-filesystem"
 
-// rootsTimeout bounds how long the server waits for a client's roots.
-const rootsTimeout = 10 * time.Second
+// rootsWait bounds how long a tool call waits for the answer to the session's
+// latest roots/list. Past it, calls use the directories the session had (the
+// command-line ones before any answer); a later answer narrows from then on.
+const rootsWait = 2 * time.Second
 
 // New returns the filesystem server for the directories in roots. The caller
 // keeps ownership of roots.
@@ -39,6 +44,7 @@ func New(roots *fsroot.Set, stderr io.Writer) *mcp.Server {
 		InitializedHandler:      s.initialized,
 		RootsListChangedHandler: s.rootsChanged,
 	})
+	srv.AddReceivingMiddleware(s.waitForRoots)
 	s.addTools(srv)
 	return srv
 }
@@ -54,9 +60,14 @@ type server struct {
 // sessionRoots is what a client's roots made of the command-line directories
 // for one session.
 type sessionRoots struct {
-	set   *fsroot.Set   // the narrowed directories
+	set   *fsroot.Set   // the narrowed directories; nil: the command-line ones
 	note  string        // why, when set allows nothing
 	owned []*fsroot.Set // every set made for the session, closed when it ends
+
+	ask     int           // the number of the latest roots/list sent
+	pending chan struct{} // closed when the latest ask is answered or rootsWait passes; nil after
+	stop    func()        // cancels the latest ask and its timer
+	warned  bool          // a failure has been logged, which happens once per session
 }
 
 // roots returns the directories a call in session ss may use, and, when they
@@ -80,43 +91,177 @@ func (s *server) resolve(req *mcp.CallToolRequest, path string) (*fsroot.Path, e
 	return p, err
 }
 
-// initialized asks a client that offers roots for them. It runs before the
-// session handles any other request, so no tool call sees the wider set.
-func (s *server) initialized(ctx context.Context, req *mcp.InitializedRequest) {
-	ss := req.Session
+// initialized asks a client that offers roots for them, and returns at once:
+// the SDK handles notifications one at a time, in order, so waiting here
+// would hold up every later message of the session, ping included.
+func (s *server) initialized(_ context.Context, req *mcp.InitializedRequest) {
+	if offersRoots(req.Session) {
+		s.askRoots(req.Session)
+	}
+}
+
+// rootsChanged asks again, the same way.
+func (s *server) rootsChanged(_ context.Context, req *mcp.RootsListChangedRequest) {
+	if offersRoots(req.Session) {
+		s.askRoots(req.Session)
+	}
+}
+
+// offersRoots reports whether the client declared the roots capability.
+func offersRoots(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil
+}
+
+// askRoots sends roots/list and returns without waiting for the answer. It
+// replaces an ask still in flight, which is cancelled.
+func (s *server) askRoots(ss *mcp.ServerSession) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	r := s.sessions[ss]
+	if r == nil {
+		r = &sessionRoots{}
+		s.sessions[ss] = r
+		go func() {
+			ss.Wait()
+			s.forget(ss)
+		}()
+	}
+	if r.stop != nil {
+		r.stop()
+	}
+	if r.pending != nil {
+		close(r.pending) // its waiters move on to this ask
+	}
+	r.ask++
+	ask := r.ask
+	r.pending = make(chan struct{})
+	timer := time.AfterFunc(rootsWait, func() { s.unanswered(ss, ask) })
+	r.stop = func() {
+		cancel()
+		timer.Stop()
+	}
+	s.mu.Unlock()
 	go func() {
-		ss.Wait()
-		s.forget(ss)
+		res, err := ss.ListRoots(ctx, nil)
+		s.answer(ss, ask, res, err)
 	}()
-	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+}
+
+// waitForRoots is receiving middleware: a tool call waits until the session's
+// latest roots/list is answered or rootsWait has passed since it was sent.
+// Nothing else waits.
+func (s *server) waitForRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "tools/call" {
+			for pending := s.pending(ss); pending != nil; pending = s.pending(ss) {
+				select {
+				case <-pending:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// pending returns what a tool call in ss waits on, or nil.
+func (s *server) pending(ss *mcp.ServerSession) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.sessions[ss]; r != nil {
+		return r.pending
+	}
+	return nil
+}
+
+// unanswered ends the wait for ask once rootsWait has passed; the ask stays
+// in flight, and its answer still counts.
+func (s *server) unanswered(ss *mcp.ServerSession, ask int) {
+	s.mu.Lock()
+	r := s.sessions[ss]
+	if r == nil || r.ask != ask || r.pending == nil {
+		s.mu.Unlock()
 		return
 	}
-	s.fetchRoots(ctx, ss)
+	warn, kept := !r.warned, r.set != nil
+	r.warned = true
+	pending := r.pending
+	r.pending = nil
+	s.mu.Unlock()
+	defer close(pending) // after the line, so that a call that waited finds it written
+	if !warn {
+		return
+	}
+	if kept {
+		s.log.Warn(fmt.Sprintf("client roots not answered within %v; keeping the client's previous roots until they are", rootsWait))
+	} else {
+		s.log.Warn(fmt.Sprintf("client roots not answered within %v; allowing the command-line directories until they are", rootsWait))
+	}
 }
 
-func (s *server) rootsChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
-	s.fetchRoots(ctx, req.Session)
-}
-
-// fetchRoots narrows the session's directories to the client's roots. An
-// empty list leaves the command-line directories; a failure to read the list
-// allows nothing, since the client meant to narrow and we cannot tell how.
-func (s *server) fetchRoots(ctx context.Context, ss *mcp.ServerSession) {
-	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
-	defer cancel()
-	res, err := ss.ListRoots(ctx, nil)
+// answer applies the client's answer to ask, unless a newer ask replaced it
+// or the session ended. A failure keeps what the session had: the
+// command-line directories, or the client's previous roots.
+func (s *server) answer(ss *mcp.ServerSession, ask int, res *mcp.ListRootsResult, err error) {
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
+		return // replaced, or the session is ending
+	}
+	var set *fsroot.Set
+	note := "none of the client's roots lies inside the directories allowed on the command line"
+	if err == nil && len(res.Roots) > 0 && s.current(ss, ask) {
+		set = s.narrow(res.Roots)
+	}
+	s.mu.Lock()
+	r := s.sessions[ss]
+	if r == nil || r.ask != ask {
+		s.mu.Unlock()
+		if set != nil {
+			set.Close()
+		}
+		return
+	}
+	r.stop()
+	pending := r.pending
+	r.pending = nil
+	warn, kept := false, r.set != nil
 	if err != nil {
-		s.log.Warn("client roots could not be read; allowing no directory", "error", err)
-		empty, _ := s.cli.Narrow(nil)
-		s.setRoots(ss, empty, fmt.Sprintf("the client's roots could not be read (%v)", err))
+		warn = !r.warned
+		r.warned = true
+	} else {
+		// An empty list leaves the command-line directories.
+		r.set, r.note = set, note
+		if set != nil {
+			r.owned = append(r.owned, set)
+		}
+	}
+	s.mu.Unlock()
+	if pending != nil {
+		defer close(pending)
+	}
+	if !warn {
 		return
 	}
-	if len(res.Roots) == 0 {
-		s.setRoots(ss, nil, "")
-		return
+	if kept {
+		s.log.Warn("client roots could not be read; keeping the client's previous roots", "error", err)
+	} else {
+		s.log.Warn("client roots could not be read; allowing the command-line directories", "error", err)
 	}
+}
+
+// current reports whether ask is still the latest of session ss.
+func (s *server) current(ss *mcp.ServerSession, ask int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.sessions[ss]
+	return r != nil && r.ask == ask
+}
+
+// narrow returns the command-line directories narrowed to roots.
+func (s *server) narrow(roots []*mcp.Root) *fsroot.Set {
 	var dirs []string
-	for _, r := range res.Roots {
+	for _, r := range roots {
 		dir, err := rootPath(r.URI)
 		if err != nil {
 			s.log.Warn("client root ignored", "uri", r.URI, "error", err)
@@ -128,7 +273,7 @@ func (s *server) fetchRoots(ctx context.Context, ss *mcp.ServerSession) {
 	for _, err := range skipped {
 		s.log.Warn("client root ignored", "error", err)
 	}
-	s.setRoots(ss, narrowed, "none of the client's roots lies inside the directories allowed on the command line")
+	return narrowed
 }
 
 // rootPath turns a root's file:// URI into a path.
@@ -149,26 +294,19 @@ func rootPath(uri string) (string, error) {
 	return u.Path, nil
 }
 
-// setRoots records set (nil: the command-line directories) for session ss.
-func (s *server) setRoots(ss *mcp.ServerSession, set *fsroot.Set, note string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.sessions[ss]
-	if r == nil {
-		r = &sessionRoots{}
-		s.sessions[ss] = r
-	}
-	r.set, r.note = set, note
-	if set != nil {
-		r.owned = append(r.owned, set)
-	}
-}
-
-// forget closes what a finished session opened.
+// forget cancels what a finished session still asks, and closes what it
+// opened.
 func (s *server) forget(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	r := s.sessions[ss]
 	delete(s.sessions, ss)
+	if r != nil {
+		r.stop()
+		if r.pending != nil {
+			close(r.pending)
+			r.pending = nil
+		}
+	}
 	s.mu.Unlock()
 	if r != nil {
 		for _, set := range r.owned {

@@ -2,6 +2,8 @@ package filesystem
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
@@ -220,7 +223,7 @@ func TestSchemasMatchArguments(t *testing.T) {
 	argTypes := map[string]any{
 		"read_file": readTextArgs{}, "read_text_file": readTextArgs{}, "read_media_file": pathArgs{},
 		"read_multiple_files": readMultipleArgs{}, "write_file": writeArgs{}, "edit_file": editArgs{},
-		"create_directory": pathArgs{}, "list_directory": pathArgs{}, "list_directory_with_sizes": listSizesArgs{},
+		"create_directory": pathArgs{}, "list_directory": listArgs{}, "list_directory_with_sizes": listSizesArgs{},
 		"directory_tree": treeArgs{}, "move_file": moveArgs{}, "search_files": searchArgs{},
 		"get_file_info": pathArgs{}, "list_allowed_directories": noArgs{},
 	}
@@ -252,5 +255,87 @@ func TestSchemasMatchArguments(t *testing.T) {
 		if writers[tool.Name] && *tool.Annotations.DestructiveHint != (tool.Name != "create_directory") {
 			t.Errorf("%s: destructiveHint = %v", tool.Name, *tool.Annotations.DestructiveHint)
 		}
+	}
+}
+
+// TestRepliesFitBudget calls every tool that can answer at length with an
+// answer over a lowered reply budget: each refuses with the budget and the
+// way around it, which works, or skips what does not fit; no reply passes
+// the budget.
+func TestRepliesFitBudget(t *testing.T) {
+	const budget = 100_000
+	line := strings.Repeat("<&>", 20) + "\n" // 61 bytes, 62 quoted
+	files := map[string]string{
+		"big.txt":   strings.Repeat(line, 3000),
+		"a.txt":     strings.Repeat("a", 30_000),
+		"b.txt":     strings.Repeat("b", 30_000),
+		"c.txt":     "small",
+		"pic.png":   strings.Repeat("\x89", 60_000),
+		"many/sub/": "",
+	}
+	for i := range 3000 {
+		files[fmt.Sprintf("many/file%04d.txt", i)] = ""
+	}
+	dir := fixture(t, files)
+	set, err := fsroot.Open([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	cs, wire := mcptest.ServeWire(t, New(set, io.Discard), budget)
+	call := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if size := wire.Last(); size > budget {
+			t.Errorf("%s %v: a reply of %d bytes, over the budget of %d: %v %.200q", tool, args, size, budget, res.IsError, mcptest.Text(res))
+		}
+		return mcptest.Text(res), res.IsError
+	}
+	const over = "over this server's reply budget of 100000 bytes (--max-reply)"
+	// The text is 62 quoted bytes a line: (budget - overhead) / 2 / 62 lines fit.
+	fit := (budget - 512 - 70) / 2 / 62
+	for _, tool := range []string{"read_text_file", "read_file"} {
+		text, isError := call(tool, map[string]any{"path": "big.txt"})
+		want := fmt.Sprintf("read it in parts with head or tail: head %d fits, and so does tail %d", fit, fit)
+		if !isError || !strings.Contains(text, over) || !strings.Contains(text, want) {
+			t.Errorf("%s of big.txt: %v %q", tool, isError, text)
+		}
+	}
+	if text, isError := call("read_text_file", map[string]any{"path": "big.txt", "head": fit}); isError || text != strings.Repeat(line, fit) {
+		t.Errorf("head %d: %v %.100q", fit, isError, text)
+	}
+	if text, isError := call("read_text_file", map[string]any{"path": "big.txt", "tail": fit + 1}); !isError || !strings.Contains(text, over+fmt.Sprintf(": ask for fewer lines: tail %d fits", fit)) {
+		t.Errorf("tail %d: %v %.100q", fit+1, isError, text)
+	}
+	text, isError := call("read_multiple_files", map[string]any{"paths": []string{"a.txt", "b.txt", "c.txt", "big.txt"}})
+	parts := strings.Split(text, "\n---\n")
+	skipped := "Error - skipped: with it, the reply would pass this server's reply budget of 100000 bytes (--max-reply); read it alone"
+	if isError || len(parts) != 4 || parts[0] != "a.txt:\n"+files["a.txt"]+"\n" || !strings.HasPrefix(parts[1], "b.txt: "+skipped) ||
+		parts[2] != "c.txt:\nsmall\n" || !strings.HasPrefix(parts[3], "big.txt: "+skipped) {
+		t.Errorf("read_multiple_files: %v %.300q", isError, parts)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		hint string
+	}{
+		{"read_media_file", map[string]any{"path": "pic.png"}, "this tool returns files of at most about 36476 bytes"},
+		{"directory_tree", map[string]any{"path": "many"}, "ask for the tree of a subdirectory of many, or leave parts out with excludePatterns"},
+		{"search_files", map[string]any{"path": ".", "pattern": "**/*.txt"}, "narrow the pattern, search a subdirectory, or leave parts out with excludePatterns"},
+		{"list_directory", map[string]any{"path": "many"}, listHint},
+		{"list_directory_with_sizes", map[string]any{"path": "many"}, listHint},
+	} {
+		if text, isError := call(c.tool, c.args); !isError || !strings.Contains(text, "reply budget of 100000 bytes (--max-reply): "+c.hint) {
+			t.Errorf("%s: %v %q", c.tool, isError, text)
+		}
+	}
+	if text, isError := call("directory_tree", map[string]any{"path": "many", "excludePatterns": []string{"file*"}}); isError || !strings.Contains(text, `"sub"`) {
+		t.Errorf("directory_tree with excludePatterns: %v %q", isError, text)
+	}
+	if text, isError := call("search_files", map[string]any{"path": "many", "pattern": "file00*.txt"}); isError || strings.Count(text, "\n") != 99 {
+		t.Errorf("search_files with a narrower pattern: %v %.100q", isError, text)
 	}
 }

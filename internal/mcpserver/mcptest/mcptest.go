@@ -27,12 +27,27 @@ func Connect(t testing.TB, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.Client
 // with roots, and session options, for instance an older protocol version.
 func ConnectClient(t testing.TB, srv *mcp.Server, client *mcp.Client, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
+	return connect(t, client, opts, nil, func(ctx context.Context, in io.ReadCloser, out io.Writer) error {
+		return srv.Run(ctx, &mcpserver.StdioTransport{In: in, Out: out})
+	})
+}
+
+// connect runs a server with run on a pair of pipes, its output through
+// wire when it is set, and connects client to it; the test's cleanup stops
+// both.
+func connect(t testing.TB, client *mcp.Client, opts *mcp.ClientSessionOptions, wire *Wire,
+	run func(ctx context.Context, in io.ReadCloser, out io.Writer) error) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
+	var out io.Writer = serverOut
+	if wire != nil {
+		wire.w, out = serverOut, wire
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.Run(ctx, &mcpserver.StdioTransport{In: serverIn, Out: serverOut})
+		done <- run(ctx, serverIn, out)
 		serverOut.Close()
 	}()
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, opts)

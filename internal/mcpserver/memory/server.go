@@ -11,8 +11,12 @@
 // an error rather than ignored); a name, a relation or an observation
 // repeated within one call is created or added once; lines of the file it
 // does not know are kept, where the reference drops them at its next write;
-// and a line it cannot read stops it with an error naming the line and the
-// byte offset.
+// a deleted observation leaves every copy of an entity whose name the file
+// repeats; and a file with a line it cannot read is left as it is, while
+// every call answers with an error naming the file, the line and the byte
+// offset, until the line is fixed. A graph too large for one reply
+// (mcpserver.ReplyBudget) is read in parts, with search_nodes or
+// open_nodes.
 //
 // The data is plaintext, protected only by the file's permissions, and
 // anything in it is read by the model as it is: see
@@ -21,10 +25,12 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/graphstore"
@@ -62,7 +68,9 @@ func FilePath(flag, env, cwd string) string {
 
 // New returns the memory server for the graph in store. The caller keeps
 // ownership of store, and closes it after the server stops: closing
-// compacts the graph into its file.
+// compacts the graph into its file. A store whose file does not read
+// (graphstore.OpenEvenIfCorrupt) is served too: every call answers with
+// its error.
 func New(store *graphstore.Store, stderr io.Writer) *mcp.Server {
 	s := &server{store: store}
 	s.srv = mcpserver.NewServer(Name, stderr, &mcp.ServerOptions{
@@ -88,21 +96,45 @@ type server struct {
 	srv   *mcp.Server
 }
 
-func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+// readResource answers with the whole graph. A graph that does not read or
+// does not fit the reply budget is an internal error (-32603): the request
+// was right, the server cannot answer it.
+func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	g, err := s.store.Read()
 	if err != nil {
-		return nil, err
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	text := string(appendGraph(nil, g, indented))
+	n := resourceEnvelope + mcpserver.QuotedSize(req.Params.URI) + mcpserver.QuotedSize(text)
+	if n > mcpserver.ReplyBudget(ctx) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: mcpserver.BudgetError(ctx, n, partsHint).Error()}
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 		URI:      req.Params.URI,
 		MIMEType: "application/json",
-		Text:     string(appendGraph(nil, g, indented)),
+		Text:     text,
 	}}}, nil
 }
 
+// resourceEnvelope is the room a resource's reply takes beyond its URI and
+// text: the JSON-RPC envelope, as mcpserver counts it, and the contents'
+// members.
+const resourceEnvelope = 512 + len(`{"contents":[{"uri":,"mimeType":"application/json","text":}]}`)
+
+// partsHint is the way around a graph too large for one reply.
+const partsHint = "read it in parts with search_nodes (the entities that match a query) or open_nodes (entities by name)"
+
+// subscribe accepts the one resource. Another URI is the error the SDK
+// gives a read of an unknown resource: invalid params (-32602), with the
+// URI in the data.
 func (s *server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	if req.Params.URI != ResourceURI {
-		return fmt.Errorf("no resource %q to subscribe to; the only one is %s", req.Params.URI, ResourceURI)
+		data, _ := json.Marshal(map[string]string{"uri": req.Params.URI})
+		return &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("no resource %q to subscribe to; the only one is %s", req.Params.URI, ResourceURI),
+			Data:    data,
+		}
 	}
 	return nil
 }

@@ -241,6 +241,12 @@ func (a *deleteObservationsArgs) Validate() error {
 func (a *searchNodesArgs) Validate() error { return required("", 0, "query", a.Query != nil) }
 func (a *openNodesArgs) Validate() error   { return required("", 0, "names", a.Names != nil) }
 
+// Hints for an answer over the reply budget.
+func (*searchNodesArgs) ReplyHint() string {
+	return "search with a narrower query, or open_nodes for entities by name"
+}
+func (*openNodesArgs) ReplyHint() string { return "open fewer names in one call" }
+
 func relations(rs []relationArg) []graphstore.Relation {
 	out := make([]graphstore.Relation, len(rs))
 	for i, r := range rs {
@@ -356,8 +362,17 @@ func graphResult(g graphstore.Graph, err error) (*mcp.CallToolResult, error) {
 	return result(func(b []byte, st style) []byte { return appendGraph(b, g, st) }), nil
 }
 
-func (s *server) readGraph(context.Context, *mcp.CallToolRequest, *readGraphArgs) (*mcp.CallToolResult, error) {
-	return graphResult(s.store.Read())
+// readGraph answers with the whole graph, or refuses one too large for the
+// reply budget, naming the tools that read it in parts.
+func (s *server) readGraph(ctx context.Context, _ *mcp.CallToolRequest, _ *readGraphArgs) (*mcp.CallToolResult, error) {
+	res, err := graphResult(s.store.Read())
+	if err != nil {
+		return nil, err
+	}
+	if n := mcpserver.ResultSize(res); n > mcpserver.ReplyBudget(ctx) {
+		return nil, fmt.Errorf("the graph is too large to read whole: %w", mcpserver.BudgetError(ctx, n, partsHint))
+	}
+	return res, nil
 }
 
 func (s *server) searchNodes(_ context.Context, _ *mcp.CallToolRequest, in *searchNodesArgs) (*mcp.CallToolResult, error) {

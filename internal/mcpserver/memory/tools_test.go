@@ -212,19 +212,19 @@ func sameJSON(a, b string) bool {
 func TestStrictArguments(t *testing.T) {
 	cs, st := connect(t, filepath.Join(t.TempDir(), "m.jsonl"), nil)
 	bad := []struct{ tool, args, want string }{
-		{"create_entities", `{"entities":[{"name":"a","entityType":"t","observations":[],"extra":1}]}`, "unknown field"},
+		{"create_entities", `{"entities":[{"name":"a","entityType":"t","observations":[],"extra":1}]}`, "unknown key"},
 		{"create_entities", `{"entities":[{"name":"a","entityType":"t"}]}`, "entities[0].observations is required"},
-		{"create_entities", `{"entities":[{"name":"a","entitytype":"t","observations":[]}]}`, "unknown field"},
+		{"create_entities", `{"entities":[{"name":"a","entitytype":"t","observations":[]}]}`, "unknown key"},
 		{"create_entities", `{}`, "entities is required"},
-		{"create_entities", `{"entities":[{"name":1,"entityType":"t","observations":[]}]}`, "want"},
+		{"create_entities", `{"entities":[{"name":1,"entityType":"t","observations":[]}]}`, "entities[0].name: expected string, received number"},
 		{"create_relations", `{"relations":[{"from":"a","to":"b"}]}`, "relations[0].relationType is required"},
 		{"add_observations", `{"observations":[{"entityName":"a"}]}`, "observations[0].contents is required"},
 		{"delete_entities", `{"entityNames":null}`, "entityNames is required"},
 		{"delete_observations", `{"deletions":[{"observations":[]}]}`, "deletions[0].entityName is required"},
 		{"search_nodes", `{}`, "query is required"},
-		{"search_nodes", `{"query":"a","limit":3}`, "unknown field"},
-		{"open_nodes", `{"names":"a"}`, "want"},
-		{"read_graph", `{"x":1}`, "unknown field"},
+		{"search_nodes", `{"query":"a","limit":3}`, "unknown key"},
+		{"open_nodes", `{"names":"a"}`, "names: expected array, received string"},
+		{"read_graph", `{"x":1}`, "unknown key"},
 	}
 	for _, b := range bad {
 		text, isErr, _ := call(t, cs, b.tool, json.RawMessage(b.args))

@@ -53,8 +53,11 @@ func New(o Options, stderr io.Writer) *mcp.Server {
 		Description: "Run one program with arguments, without a shell: shell operators in arguments are passed to the " +
 			"program literally. The working directory (cwd, default: the first allowed directory) must be inside the " +
 			"allowed directories; that is the only restriction, and it is not a sandbox. Returns the exit code, stdout " +
-			"and stderr (each capped at 1 MiB; invalid UTF-8 becomes U+FFFD), whether the command timed out, and " +
-			"whether output was truncated. The whole process group is killed at the timeout.",
+			"and stderr (each capped at 1 MiB), whether the command timed out, and whether output was truncated. " +
+			"Output that is mostly not text (more than one byte in ten a control byte or invalid UTF-8) comes as " +
+			"base64 in stdout_base64 or stderr_base64; in text, invalid UTF-8 becomes U+FFFD. When both streams " +
+			"would not fit the server's reply budget, each keeps what fits of its beginning and is marked truncated. " +
+			"The whole process group is killed at the timeout.",
 		InputSchema:  inputSchema,
 		OutputSchema: outputSchema,
 		Annotations: &mcp.ToolAnnotations{
@@ -77,7 +80,10 @@ var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
 var outputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"exit_code":{"type":"integer","description":"The exit code; -1 when the process was killed by a signal."},` +
 	`"signal":{"type":"string"},` +
-	`"stdout":{"type":"string"},"stderr":{"type":"string"},` +
+	`"stdout":{"type":"string","description":"Standard output as text; empty when it comes as base64."},` +
+	`"stderr":{"type":"string","description":"Standard error as text; empty when it comes as base64."},` +
+	`"stdout_base64":{"type":"string","description":"Standard output as base64, when it is mostly not text."},` +
+	`"stderr_base64":{"type":"string","description":"Standard error as base64, when it is mostly not text."},` +
 	`"timed_out":{"type":"boolean"},"stdout_truncated":{"type":"boolean"},"stderr_truncated":{"type":"boolean"},` +
 	`"isolation":{"type":"string","enum":["none","bubblewrap"]},"duration_ms":{"type":"integer"}` +
 	`},"required":["exit_code","stdout","stderr","timed_out","stdout_truncated","stderr_truncated","isolation","duration_ms"],"additionalProperties":false}`)
@@ -98,19 +104,6 @@ func (a *executeArgs) Validate() error {
 		return fmt.Errorf("timeout_ms must be at least 1, got %d", *a.TimeoutMS)
 	}
 	return nil
-}
-
-// output is execute_command's structured result.
-type output struct {
-	ExitCode        int    `json:"exit_code"`
-	Signal          string `json:"signal,omitempty"`
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	TimedOut        bool   `json:"timed_out"`
-	StdoutTruncated bool   `json:"stdout_truncated"`
-	StderrTruncated bool   `json:"stderr_truncated"`
-	Isolation       string `json:"isolation"`
-	DurationMS      int64  `json:"duration_ms"`
 }
 
 type server struct {
@@ -146,23 +139,5 @@ func (s *server) execute(ctx context.Context, _ *mcp.CallToolRequest, in *execut
 	if err != nil {
 		return nil, err
 	}
-	out := output{
-		ExitCode:        res.ExitCode,
-		Signal:          res.Signal,
-		Stdout:          string(res.Stdout),
-		Stderr:          string(res.Stderr),
-		TimedOut:        res.TimedOut,
-		StdoutTruncated: res.StdoutTruncated,
-		StderrTruncated: res.StderrTruncated,
-		Isolation:       string(res.Isolation),
-		DurationMS:      res.Duration.Milliseconds(),
-	}
-	text, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: out,
-	}, nil
+	return reply(ctx, &res), nil
 }

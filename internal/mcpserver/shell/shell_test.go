@@ -2,10 +2,14 @@ package shell
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/fsroot/escapetest"
+	"github.com/zero-dev/zero/internal/mcpserver"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
@@ -52,9 +57,8 @@ func call(t *testing.T, cs *mcp.ClientSession, args map[string]any) (output, str
 		if err := json.Unmarshal(b, &out); err != nil {
 			t.Fatalf("structured output: %v", err)
 		}
-		var fromText output
-		if err := json.Unmarshal([]byte(text), &fromText); err != nil || fromText != out {
-			t.Errorf("text content %q does not carry the structured output", text)
+		if !strings.HasPrefix(text, fmt.Sprintf("exit code: %d\n", out.ExitCode)) && !strings.HasPrefix(text, fmt.Sprintf("exit code: %d (", out.ExitCode)) {
+			t.Errorf("text content %.200q does not begin with the exit code %d", text, out.ExitCode)
 		}
 	}
 	return out, text, res.IsError
@@ -187,4 +191,117 @@ func TestToolDescription(t *testing.T) {
 	if len(schema.Properties) != 5 || schema.Additional {
 		t.Errorf("input schema: %s", b)
 	}
+}
+
+// TestReadableText checks the text block: the exit code, then each stream
+// under its label, as text, terminal escapes left out; the structured
+// output keeps the bytes.
+func TestReadableText(t *testing.T) {
+	cs := start(t, Options{Roots: roots(t, t.TempDir())})
+	out, text, isError := call(t, cs, map[string]any{"program": "sh", "args": []string{"-c", `printf '\033[1;31mred\033[0m "q" <&>\n'; printf 'oops' >&2; exit 3`}})
+	want := "exit code: 3\n--- stdout: 23 bytes ---\n(terminal escape sequences are left out here; the structured output keeps them)\n" +
+		"red \"q\" <&>\n--- stderr: 4 bytes ---\noops"
+	if isError || text != want {
+		t.Errorf("text:\n%s\nwant:\n%s", text, want)
+	}
+	if out.Stdout != "\x1b[1;31mred\x1b[0m \"q\" <&>\n" || out.Stderr != "oops" || out.StdoutBase64 != "" {
+		t.Errorf("structured: %+v", out)
+	}
+	_, text, _ = call(t, cs, map[string]any{"program": "true"})
+	if text != "exit code: 0\n--- stdout: empty ---\n--- stderr: empty ---" {
+		t.Errorf("no output: %q", text)
+	}
+}
+
+// TestBinaryOutput checks the rule for base64: more than one byte in ten a
+// control byte (not tab, newline or carriage return) or invalid UTF-8.
+func TestBinaryOutput(t *testing.T) {
+	cs := start(t, Options{Roots: roots(t, t.TempDir())})
+	for name, tc := range map[string]struct {
+		printf string
+		binary bool
+	}{
+		"control bytes":    {`\001\002\003abc`, true},
+		"invalid UTF-8":    {`\377\376\375abc`, true},
+		"a few invalid":    {`caf\351 au lait, s'il vous plait`, false},
+		"tabs and newline": {`a\tb\r\nc\n`, false},
+		"one in ten":       {`\001bcdefghij`, false},
+		"just over":        {`\001\002bcdefghijklmnopqr`, true},
+		"short colours":    {`\033[31mred\033[0m \033]8;;http://x\033\\link\033]8;;\033\\`, false},
+	} {
+		out, text, isError := call(t, cs, map[string]any{"program": "printf", "args": []string{tc.printf}})
+		raw, _ := exec.Command("printf", tc.printf).Output()
+		if isError {
+			t.Fatalf("%s: %s", name, text)
+		}
+		if tc.binary {
+			b, err := base64.StdEncoding.DecodeString(out.StdoutBase64)
+			if err != nil || string(b) != string(raw) || out.Stdout != "" || !strings.Contains(text, "not text, as base64 in the structured output's stdout_base64") {
+				t.Errorf("%s: %+v %q", name, out, text)
+			}
+			continue
+		}
+		if out.StdoutBase64 != "" || out.Stdout != strings.ToValidUTF8(string(raw), "\uFFFD") || !strings.Contains(text, ansi.ReplaceAllString(out.Stdout, "")) {
+			t.Errorf("%s: %+v %q", name, out, text)
+		}
+	}
+}
+
+// TestOutputFitsBudget runs commands whose output would pass the reply
+// budget, the default or a lowered one: each stream keeps what fits of its
+// beginning, marked truncated and said so in the text; a small stream is
+// kept whole; the reply fits and uses most of the budget. Output that fits
+// is not cut.
+func TestOutputFitsBudget(t *testing.T) {
+	o := Options{Roots: roots(t, t.TempDir()), DefaultTimeout: 10 * time.Second, MaxTimeout: 20 * time.Second}
+	const (
+		quotes  = `head -c 1048576 /dev/zero | tr '\0' '"'; head -c 1048576 /dev/zero | tr '\0' '\\' >&2`
+		control = `head -c 1048576 /dev/zero | tr '\0' '\1'; head -c 1048576 /dev/zero | tr '\0' '\2' >&2`
+		lines   = `head -c 1048576 /dev/zero | tr '\0' '\n'; echo err >&2`
+	)
+	for _, tc := range []struct {
+		budget         int
+		script         string
+		stdout, stderr bool // cut
+	}{
+		{0, quotes, true, true},
+		{0, control, false, false},
+		{0, lines, false, false},
+		{100_000, quotes, true, true},
+		{100_000, control, true, true},
+		{100_000, lines, true, false},
+	} {
+		cs, wire := mcptest.ServeWire(t, New(o, io.Discard), tc.budget)
+		limit := mcpserver.ReplyBudget(mcpserver.WithReplyBudget(context.Background(), tc.budget))
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"program": "sh", "args": []string{"-c", tc.script}}})
+		if err != nil {
+			t.Fatalf("%d %s: %v", tc.budget, tc.script, err)
+		}
+		var out output
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &out)
+		size, text := wire.Last(), mcptest.Text(res)
+		if res.IsError || size > limit {
+			t.Errorf("%d %s: isError %v, %d bytes: %.300q", tc.budget, tc.script, res.IsError, size, text)
+		}
+		if out.StdoutTruncated != tc.stdout || out.StderrTruncated != tc.stderr {
+			t.Errorf("%d %s: truncated %v %v, want %v %v", tc.budget, tc.script, out.StdoutTruncated, out.StderrTruncated, tc.stdout, tc.stderr)
+		}
+		if cut := strings.Count(text, "to fit this server's reply budget of "+strconv.Itoa(limit)+" bytes"); cut != btoi(tc.stdout)+btoi(tc.stderr) {
+			t.Errorf("%d %s: %d streams said to be cut: %.300q", tc.budget, tc.script, cut, text)
+		}
+		if tc.script == lines && out.Stderr != "err\n" {
+			t.Errorf("%d: the small stream was cut: %q", tc.budget, out.Stderr)
+		}
+		if tc.stdout && size < limit*3/4 {
+			t.Errorf("%d %s: the reply uses %d bytes of a budget of %d", tc.budget, tc.script, size, limit)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -29,8 +29,9 @@ const (
 )
 
 const (
-	nameProp = `"name":{"type":"string","minLength":1,"description":"The skill's name, as list_skills gives it."}`
-	pathProp = `"path":{"type":"string","minLength":1,"description":"A file's path relative to the skill folder, as activate_skill lists it. Absolute paths, .. and symbolic links leading out of the skill folder are refused."}`
+	nameProp   = `"name":{"type":"string","minLength":1,"description":"The skill's name, as list_skills gives it."}`
+	pathProp   = `"path":{"type":"string","minLength":1,"description":"A file's path relative to the skill folder, as activate_skill lists it. Absolute paths, .. and symbolic links leading out of the skill folder are refused."}`
+	offsetProp = `"offset":{"type":"integer","minimum":0,"default":0,"description":"The byte at which to start reading: the nextOffset of an answer cut to fit the server's reply budget."}`
 
 	findingsProp = `"hiddenContent":{"type":"array","description":"Content a person reading the rendered file would not see.","items":{"type":"object","properties":{` +
 		`"kind":{"type":"string","enum":["bidi-control","zero-width","tag-characters","variation-selectors","html-comment","base64","hex","more"]},` +
@@ -55,7 +56,7 @@ func objectSchema(props string, required ...string) json.RawMessage {
 var (
 	emptySchema    = objectSchema("")
 	activateSchema = objectSchema(nameProp, "name")
-	readSchema     = objectSchema(nameProp+","+pathProp, "name", "path")
+	readSchema     = objectSchema(nameProp+","+pathProp+","+offsetProp, "name", "path")
 
 	listOutputSchema = objectSchema(`"skills":{"type":"array","items":`+object(
 		`"name":{"type":"string"},"description":{"type":"string"},"location":{"type":"string"},"error":{"type":"string"},`+
@@ -67,7 +68,8 @@ var (
 		"name", "description")+`,`+
 		`"resources":{"type":"array","items":{"type":"string"}},"resourcesTruncated":{"type":"boolean"},`+findingsProp,
 		"name", "location", "body", "frontmatter", "resources", "hiddenContent")
-	readOutputSchema = objectSchema(`"name":{"type":"string"},"path":{"type":"string"},"content":{"type":"string"},`+findingsProp,
+	readOutputSchema = objectSchema(`"name":{"type":"string"},"path":{"type":"string"},"content":{"type":"string"},`+
+		`"nextOffset":{"type":"integer","description":"Present when the content was cut to fit the reply budget: the offset to read on from."},`+findingsProp,
 		"name", "path", "content", "hiddenContent")
 )
 
@@ -96,7 +98,8 @@ func (s *server) addTools(srv *mcp.Server) {
 		activateSchema, activateOutputSchema), s.activateSkill)
 	mcpserver.AddTool(srv, tool("read_skill_resource", "Read Skill Resource",
 		"Read a UTF-8 text file that comes with a skill, by its path relative to the skill folder (at most "+
-			"1 MiB; binary files are refused). Only files inside the skill's folder can be read."+neverRuns,
+			"1 MiB; binary files are refused). Only files inside the skill's folder can be read. An answer that "+
+			"would pass the server's reply budget is cut and gives the nextOffset to read on from."+neverRuns,
 		readSchema, readOutputSchema), s.readSkillResource)
 }
 
@@ -108,14 +111,22 @@ type activateArgs struct {
 
 func (a *activateArgs) Validate() error { return requireName(a.Name) }
 
+func (a *activateArgs) ReplyHint() string {
+	return fmt.Sprintf("read its SKILL.md in parts with read_skill_resource (name %q, path \"SKILL.md\", and offset)", a.Name)
+}
+
 type readArgs struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Offset *int   `json:"offset"`
 }
 
 func (a *readArgs) Validate() error {
 	if err := requireName(a.Name); err != nil {
 		return err
+	}
+	if a.Offset != nil && *a.Offset < 0 {
+		return fmt.Errorf("offset: must be at least 0, got %d", *a.Offset)
 	}
 	return checkResourcePath(a.Path)
 }
@@ -188,6 +199,7 @@ type readOutput struct {
 	Name          string               `json:"name"`
 	Path          string               `json:"path"`
 	Content       string               `json:"content"`
+	NextOffset    *int                 `json:"nextOffset,omitempty"`
 	HiddenContent []hiddentext.Finding `json:"hiddenContent"`
 }
 
@@ -260,7 +272,7 @@ func (s *server) activateSkill(_ context.Context, _ *mcp.CallToolRequest, in *ac
 	return result(text.String(), out), nil
 }
 
-func (s *server) readSkillResource(_ context.Context, _ *mcp.CallToolRequest, in *readArgs) (*mcp.CallToolResult, error) {
+func (s *server) readSkillResource(ctx context.Context, _ *mcp.CallToolRequest, in *readArgs) (*mcp.CallToolResult, error) {
 	f, err := s.discover().lookup(in.Name)
 	if err != nil {
 		return nil, err
@@ -286,14 +298,47 @@ func (s *server) readSkillResource(_ context.Context, _ *mcp.CallToolRequest, in
 	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
 		return nil, fmt.Errorf("%s: not UTF-8 text (binary data); this server returns text files only", in.Path)
 	}
-	out := readOutput{Name: f.name, Path: in.Path, Content: string(b), HiddenContent: findings(string(b))}
-	res := result(out.Content, out)
+	offset := 0
+	if in.Offset != nil {
+		offset = *in.Offset
+	}
+	switch {
+	case offset > len(b):
+		return nil, fmt.Errorf("%s: offset %d is past its end, at %d bytes", in.Path, offset, len(b))
+	case offset < len(b) && !utf8.RuneStart(b[offset]):
+		return nil, fmt.Errorf("%s: offset %d is inside a character; give the nextOffset of an earlier answer", in.Path, offset)
+	}
+	out := readOutput{Name: f.name, Path: in.Path, HiddenContent: findings(string(b))}
+	var notes []string
 	if len(out.HiddenContent) > 0 {
 		var warn strings.Builder
 		writeFindings(&warn, in.Path, out.HiddenContent)
-		res.Content = append(res.Content, &mcp.TextContent{Text: strings.TrimSuffix(warn.String(), "\n")})
+		notes = append(notes, strings.TrimSuffix(warn.String(), "\n"))
 	}
-	return res, nil
+	// The content goes out twice: as text and as structured content.
+	room := (mcpserver.ReplyBudget(ctx) - mcpserver.ResultSize(readResult(out, notes)) - 1024) / 2
+	out.Content = string(b[offset:])
+	if mcpserver.QuotedSize(out.Content) > room {
+		out.Content = mcpserver.CutQuoted(out.Content, room)
+		if out.Content == "" {
+			return nil, fmt.Errorf("%s: its hidden-content report alone fills this server's reply budget of %d bytes (--max-reply)", in.Path, mcpserver.ReplyBudget(ctx))
+		}
+		next := offset + len(out.Content)
+		out.NextOffset = &next
+		notes = append(notes, fmt.Sprintf("The content is cut here, at byte %d of %d, to fit this server's reply budget of %d bytes: "+
+			"call read_skill_resource with offset %d for the rest.", next, len(b), mcpserver.ReplyBudget(ctx), next))
+	}
+	return readResult(out, notes), nil
+}
+
+// readResult is read_skill_resource's answer: the content, then each note
+// as a text block of its own.
+func readResult(out readOutput, notes []string) *mcp.CallToolResult {
+	res := result(out.Content, out)
+	for _, n := range notes {
+		res.Content = append(res.Content, &mcp.TextContent{Text: n})
+	}
+	return res
 }
 
 // folderSet returns a set holding only the skill's folder, opened through the

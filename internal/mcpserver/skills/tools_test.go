@@ -3,9 +3,11 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
@@ -142,8 +145,9 @@ func TestSchemasMatchArguments(t *testing.T) {
 		for i := range typ.NumField() {
 			fields = append(fields, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
 		}
+		fields = slices.DeleteFunc(fields, func(f string) bool { return f == "offset" })
 		if diff := cmp.Diff(sorted(fields), required[tool.Name], cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s: every argument is required (-fields +required):\n%s", tool.Name, diff)
+			t.Errorf("%s: every argument but offset is required (-fields +required):\n%s", tool.Name, diff)
 		}
 		a := tool.Annotations
 		if a == nil || !a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint ||
@@ -232,4 +236,71 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// TestRepliesFitBudget reads a skill over a lowered reply budget:
+// read_skill_resource cuts the file to fit and gives the nextOffset to read
+// on from, and reading on gives back the whole file; an offset inside a
+// character or past the end is refused; activate_skill, whose answer would
+// not fit, says how to read SKILL.md in parts, which works.
+func TestRepliesFitBudget(t *testing.T) {
+	const budget = 50_000
+	ref := strings.Repeat("ü<\x01>", 20_000) // 100 KB, 160 KB quoted
+	body := strings.Repeat("Do this, then that.\n", 5_000)
+	ws := tree(t, map[string]string{
+		".zero/skills/big/SKILL.md": md("big", "A big skill.", body),
+		".zero/skills/big/ref.txt":  ref,
+	})
+	set, err := fsroot.Open([]string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	cs, wire := mcptest.ServeWire(t, New(set, io.Discard), budget)
+	read := func(path string, offset int) (readOutput, string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_skill_resource", Arguments: map[string]any{"name": "big", "path": path, "offset": offset}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wire.Last() > budget {
+			t.Errorf("%s at %d: a reply of %d bytes", path, offset, wire.Last())
+		}
+		var out readOutput
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &out)
+		return out, textOf(res), res.IsError
+	}
+	for path, want := range map[string]string{"ref.txt": ref, "SKILL.md": md("big", "A big skill.", body)} {
+		var got strings.Builder
+		parts := 0
+		for offset := 0; ; parts++ {
+			out, text, isError := read(path, offset)
+			if isError || !strings.HasPrefix(text, out.Content) {
+				t.Fatalf("%s at %d: %v %.200q", path, offset, isError, text)
+			}
+			got.WriteString(out.Content)
+			if out.NextOffset == nil {
+				break
+			}
+			if !strings.Contains(text, fmt.Sprintf("call read_skill_resource with offset %d for the rest", *out.NextOffset)) {
+				t.Errorf("%s at %d: no note: %.200q", path, offset, text[len(out.Content):])
+			}
+			offset = *out.NextOffset
+		}
+		if got.String() != want || parts < 2 {
+			t.Errorf("%s: %d parts gave back %d of %d bytes", path, parts+1, got.Len(), len(want))
+		}
+	}
+	if _, text, isError := read("ref.txt", 1); !isError || !strings.Contains(text, "offset 1 is inside a character") {
+		t.Errorf("offset inside a character: %v %q", isError, text)
+	}
+	if _, text, isError := read("ref.txt", len(ref)+1); !isError || !strings.Contains(text, "past its end") {
+		t.Errorf("offset past the end: %v %q", isError, text)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "activate_skill", Arguments: map[string]any{"name": "big"}})
+	if err != nil || !res.IsError || wire.Last() > budget ||
+		!strings.Contains(textOf(res), `over this server's reply budget of 50000 bytes (--max-reply): read its SKILL.md in parts with read_skill_resource (name "big", path "SKILL.md", and offset)`) {
+		t.Errorf("activate_skill over the budget: %v %q", err, textOf(res))
+	}
 }
