@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/testgit"
 )
 
@@ -45,13 +47,17 @@ func agentRepo(t *testing.T) (checkout, remote string) {
 	return testgit.Repo(t, map[string]string{"README.md": "helo\n", ".agent-zero.yml": agentPolicy})
 }
 
-// modelServer is a local server in the OpenAI chat-completions format
-// whose replies the test scripts: it reads README.md with a tool, then
-// proposes diff with confidence 0.95.
+// modelServer is a local server in the OpenAI chat-completions format,
+// at /v1/chat/completions only, whose replies the test scripts: it reads
+// README.md with a tool, then proposes diff with confidence 0.95.
 func modelServer(t *testing.T, diff string) string {
 	t.Helper()
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		var req struct {
@@ -76,15 +82,17 @@ func agentEnv(home, modelURL string) []string {
 }
 
 // TestAgentRunObservesByDefault: `zero agent run` without --mode reports
-// the model's proposal and writes nothing: the checkout is byte-identical
-// and the remote has no new branch.
+// the model's proposal, its diff marked as unverified model output, and
+// writes nothing: the checkout is byte-identical and the remote has no new
+// branch.
 func TestAgentRunObservesByDefault(t *testing.T) {
 	checkout, remote := agentRepo(t)
 	before := testgit.TreeHash(t, checkout)
 	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout)
 	cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelServer(t, readmeFix))
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "outcome: refused_mode") || !strings.Contains(string(out), "mode: observe") {
+	if err != nil || !strings.Contains(string(out), "outcome: refused_mode") || !strings.Contains(string(out), "mode: observe") ||
+		!strings.Contains(string(out), "proposed change (from the model, unverified") || !strings.Contains(string(out), "  | +hello") {
 		t.Fatalf("zero agent run: %v\n%s", err, out)
 	}
 	if testgit.TreeHash(t, checkout) != before {
@@ -218,20 +226,7 @@ func TestAgentWebhookCannotRaiseMode(t *testing.T) {
 // TestAgentApproveCommand: a held change is shown with its diff and
 // applied only after the person types the task id.
 func TestAgentApproveCommand(t *testing.T) {
-	checkout, remote := agentRepo(t)
-	home := filepath.Join(t.TempDir(), "home")
-	workflow := readmeFix + "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nnew file mode 100644\n--- /dev/null\n+++ b/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n"
-	env := agentEnv(home, modelServer(t, workflow))
-	operator := filepath.Join(t.TempDir(), "operator.yml")
-	os.WriteFile(operator, []byte("ceiling: fix\n"), 0o644)
-	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--mode", "fix", "--config", operator, "--event", writeEvent(t))
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "outcome: held_high_impact") {
-		t.Fatalf("zero agent run: %v\n%s", err, out)
-	}
-	_, after, _ := strings.Cut(string(out), "zero agent approve ")
-	task := strings.Fields(after)[0]
+	remote, env, operator, task := holdChange(t)
 
 	refuse := exec.Command(zeroBinary(t), "agent", "approve", "--config", operator, task)
 	refuse.Env, refuse.Stdin = env, strings.NewReader("no\n")
@@ -248,10 +243,172 @@ func TestAgentApproveCommand(t *testing.T) {
 	}
 }
 
+// holdChange runs `zero agent run` under a ceiling of fix on a pull
+// request whose change adds a workflow, which the chain holds, and returns
+// the remote, the environment, the operator's file and the task.
+func holdChange(t *testing.T) (remote string, env []string, operator, task string) {
+	t.Helper()
+	checkout, remote := agentRepo(t)
+	home := filepath.Join(t.TempDir(), "home")
+	workflow := readmeFix + "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nnew file mode 100644\n--- /dev/null\n+++ b/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n"
+	env = agentEnv(home, modelServer(t, workflow))
+	operator = filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: fix\n"), 0o644)
+	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--mode", "fix", "--config", operator, "--event", writeEvent(t))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "outcome: held_high_impact") {
+		t.Fatalf("zero agent run: %v\n%s", err, out)
+	}
+	_, after, _ := strings.Cut(string(out), "zero agent approve ")
+	return remote, env, operator, strings.Fields(after)[0]
+}
+
 // writeEvent writes a pull-request event for `zero agent run --event`.
 func writeEvent(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "event.json")
 	os.WriteFile(path, []byte(`{"Forge":"github","Kind":"pull_request","Action":"opened","Repo":"acme/widget","Number":7}`), 0o644)
 	return path
+}
+
+// TestAgentApproveAfterTheCeilingIsLowered: a change held under a ceiling
+// of fix is not pushed by `zero agent approve` once the operator lowers
+// the ceiling to observe: the approval goes through the same chain, with
+// the configuration as it is now, and lifts only the high-impact hold.
+func TestAgentApproveAfterTheCeilingIsLowered(t *testing.T) {
+	remote, env, operator, task := holdChange(t)
+
+	os.WriteFile(operator, []byte("ceiling: observe\n"), 0o644)
+	approve := exec.Command(zeroBinary(t), "agent", "approve", "--config", operator, task)
+	approve.Env, approve.Stdin = env, strings.NewReader(task+"\n")
+	out, err := approve.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "outcome: refused_mode") || strings.Contains(string(out), "every step of the chain held") ||
+		!strings.Contains(string(out), "the operator's ceiling, observe") {
+		t.Fatalf("zero agent approve under a lowered ceiling: %v\n%s", err, out)
+	}
+	if refs := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/"); refs != "" {
+		t.Errorf("pushed: %s", refs)
+	}
+}
+
+// TestAgentSIGTERMDuringACheck: `zero agent run` stopped by SIGTERM while
+// a check hangs records the task as interrupted, not as a refusal that
+// blames the change, and exits 1.
+func TestAgentSIGTERMDuringACheck(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	hanging := strings.Replace(agentPolicy, "[grep, -q, hello, README.md]", "[sh, hang.sh]", 1)
+	checkout, _ := testgit.Repo(t, map[string]string{"README.md": "helo\n", ".agent-zero.yml": hanging,
+		"hang.sh": "touch '" + marker + "'\nexec sleep 60\n"})
+	home := filepath.Join(t.TempDir(), "home")
+	operator := filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: fix\n"), 0o644)
+	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--mode", "fix", "--config", operator, "--event", writeEvent(t))
+	cmd.Env = agentEnv(home, modelServer(t, readmeFix))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the check never started:\n%s", out.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if err == nil || !strings.Contains(out.String(), "outcome: interrupted") {
+		t.Fatalf("zero agent run after SIGTERM: %v\n%s", err, out.String())
+	}
+	list := exec.Command(zeroBinary(t), "agent", "records")
+	list.Env = agentEnv(home, "http://127.0.0.1:1/v1")
+	if recs, err := list.CombinedOutput(); err != nil || !strings.Contains(string(recs), "outcome=interrupted") || strings.Contains(string(recs), "refused_checks_failed") {
+		t.Errorf("zero agent records: %v\n%s", err, recs)
+	}
+}
+
+// readmeBlock returns the fenced block of the README's Agent Zero section
+// whose first line is first (a "# NAME" comment, or "export" for the shell).
+func readmeBlock(t *testing.T, first string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "\n## Agent Zero\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, block := range strings.Split(section, "```")[1:] {
+		_, body, _ := strings.Cut(block, "\n")
+		if strings.HasPrefix(body, first) {
+			return body
+		}
+	}
+	t.Fatalf("the README's Agent Zero section has no block starting %q", first)
+	return ""
+}
+
+// TestAgentREADMEFirstWrite runs the README's first write exactly as it is
+// written: its operator.yml at $ZERO_HOME/agent/operator.yml, its
+// .agent-zero.yml on the default branch, its environment variables (the
+// base URL's path kept, its host a local model server that answers only
+// there) and its command, on a Go repository with a typo; the fix is
+// applied after `go test ./...` passed in the container, and pushed.
+func TestAgentREADMEFirstWrite(t *testing.T) {
+	if err := spawn.IsolationAvailable(); err != nil {
+		if os.Getenv("ZERO_REQUIRE_BWRAP") != "" {
+			t.Fatalf("bubblewrap is required: %v", err)
+		}
+		t.Skip(err)
+	}
+	const path = "/srv/checkouts/widget"
+	checkout, remote := testgit.Repo(t, map[string]string{
+		"README.md": "helo\n", "go.mod": "module example.com/widget\n\ngo 1.22\n",
+		"widget.go":      "package widget\n\nfunc Two() int { return 2 }\n",
+		"widget_test.go": "package widget\n\nimport \"testing\"\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(Two())\n\t}\n}\n",
+	})
+	os.WriteFile(filepath.Join(checkout, ".agent-zero.yml"), []byte(readmeBlock(t, "# .agent-zero.yml")), 0o644)
+	testgit.Run(t, checkout, "add", ".agent-zero.yml")
+	testgit.Run(t, checkout, "commit", "--quiet", "-m", "agent zero")
+	testgit.Run(t, checkout, "push", "--quiet", "origin", "main")
+
+	home := filepath.Join(t.TempDir(), "home")
+	os.MkdirAll(filepath.Join(home, "agent"), 0o700)
+	operator := strings.ReplaceAll(readmeBlock(t, "# operator.yml"), path, checkout)
+	os.WriteFile(filepath.Join(home, "agent", "operator.yml"), []byte(operator), 0o600)
+
+	model := modelServer(t, readmeFix) // ends in /v1; it answers only at /v1/chat/completions
+	env := append(os.Environ(), "ZERO_HOME="+home)
+	var argv []string
+	for _, line := range strings.Split(readmeBlock(t, "export "), "\n") {
+		line, _, _ = strings.Cut(line, " #")
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "export "):
+			name, value, _ := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+			if name == "AGENT_ZERO_MODEL_BASE_URL" {
+				u, err := url.Parse(value)
+				if err != nil || u.Scheme != "https" {
+					t.Fatalf("the README's base URL %q", value)
+				}
+				value = strings.TrimSuffix(model, "/v1") + u.Path
+			}
+			env = append(env, name+"="+value)
+		case strings.HasPrefix(line, "zero "):
+			argv = strings.Fields(strings.ReplaceAll(line, path, checkout))[1:]
+		}
+	}
+	cmd := exec.Command(zeroBinary(t), argv...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "outcome: applied") || !strings.Contains(string(out), "checks: passed (isolation: container)") {
+		t.Fatalf("zero %s: %v\n%s", strings.Join(argv, " "), err, out)
+	}
+	branch := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)", "refs/heads/agent-zero/")
+	if branch == "" || testgit.Run(t, remote, "show", branch+":README.md") != "hello" {
+		t.Errorf("the pushed branch %q", branch)
+	}
 }

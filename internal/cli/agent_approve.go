@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zero-dev/zero/internal/repoagent/policy"
 	agentrun "github.com/zero-dev/zero/internal/repoagent/run"
 )
 
@@ -19,8 +20,12 @@ func agentApproveCommand() *Command {
 		UsageLine: "agent approve [--config FILE] TASK",
 		Short:     "show a held change's diff and apply it once you type its task id",
 		Long: `Approve shows the change task TASK holds, with its diff, and applies it
-once you type the task id. The repository's checks still run before
-anything is pushed.
+once you type the task id. Your approval lifts the high-impact hold and
+nothing else: the change goes through the same chain as a run, with the
+operator's configuration as it is now and the policy at the remote's
+current default branch; it is applied and classified again, and the
+repository's checks run again, before anything is pushed. It exits 1 when
+the change is not applied.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -40,9 +45,11 @@ anything is pushed.
 			if h.Status != "held" {
 				return fmt.Errorf("task %s is not waiting for approval (%s)", id, h.Status)
 			}
-			fmt.Fprintf(stdio.Out, "Task %s on %s holds a %s change (model confidence %.2f) to %s.\n\n%s\n",
-				h.ID, h.RepoName, h.Risk, h.Confidence, h.HeadSHA, h.Diff)
-			fmt.Fprintf(stdio.Out, "The repository's checks still run before anything is pushed.\nType the task id to approve it: ")
+			fmt.Fprintf(stdio.Out, "Task %s on %s holds a %s change (model confidence %.2f) to %s.\n",
+				h.ID, h.RepoName, h.Risk, h.Confidence, h.HeadSHA)
+			agentrun.WriteDiff(stdio.Out, h.Diff)
+			fmt.Fprintf(stdio.Out, "\nYour approval lifts the high-impact hold only: the mode, the policy, the isolation and\n"+
+				"the checks are judged again, as they are now, before anything is pushed.\nType the task id to approve it: ")
 			line, _ := bufio.NewReader(stdio.In).ReadString('\n')
 			if strings.TrimSpace(line) != id {
 				return errors.New("not approved: nothing was changed")
@@ -52,8 +59,8 @@ anything is pushed.
 			if err != nil {
 				return fmt.Errorf("the task record: %w", err)
 			}
-			if rep.Outcome == agentrun.Failed {
-				return errors.New("the approved change failed")
+			if rep.Outcome != policy.Applied {
+				return fmt.Errorf("the approved change was not applied: %s", rep.Outcome)
 			}
 			return nil
 		},

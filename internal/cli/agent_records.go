@@ -43,8 +43,8 @@ broken.
 				return err
 			}
 			for _, r := range recs {
-				fmt.Fprintf(stdio.Out, "%s %s %s task=%s outcome=%s mode=%s risk=%s\n", r.Time.Format("2006-01-02T15:04:05Z"),
-					r.Target, r.Action, r.Detail["task"], r.Detail["outcome"], r.Detail["mode"], r.Detail["risk"])
+				fmt.Fprintf(stdio.Out, "%s %s %s task=%s outcome=%s mode=%s risk=%s reason=%s\n", r.Time.Format("2006-01-02T15:04:05Z"),
+					r.Target, r.Action, r.Detail["task"], r.Detail["outcome"], r.Detail["mode"], r.Detail["risk"], r.Detail["reason"])
 			}
 			return nil
 		},

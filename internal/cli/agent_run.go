@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,7 +28,8 @@ func agentRunCommand() *Command {
 		Long: `Run reviews a checkout with the model and prints a report. It never writes
 to the checkout. --mode can only lower the mode: the effective mode is the
 least of the operator's ceiling, the repository's .agent-zero.yml (read from
-its default branch) and --mode. It exits 1 when the task failed.
+its default branch) and --mode; the report says which of them capped it.
+It exits 1 when the task failed or was interrupted.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -66,8 +66,8 @@ its default branch) and --mode. It exits 1 when the task failed.
 			if err != nil {
 				return fmt.Errorf("the task record: %w", err)
 			}
-			if rep.Outcome == agentrun.Failed {
-				return errors.New("the task failed")
+			if rep.Outcome == agentrun.Failed || rep.Outcome == agentrun.Interrupted {
+				return fmt.Errorf("the task %s", rep.Outcome)
 			}
 			return nil
 		},

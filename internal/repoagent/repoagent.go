@@ -35,7 +35,9 @@ import (
 const DefaultAddr = "127.0.0.1:7078"
 
 // TaskTimeout bounds one queued task: a model review, then up to 20 checks
-// of at most 10 minutes each would not fit in River's default minute.
+// (run twice when the change touches its tests) of at most the operator's
+// checkTimeout each would not fit in River's default minute. A task cut
+// by it is recorded as interrupted.
 const TaskTimeout = time.Hour
 
 // The environment variables Agent Zero reads, and no others (besides
@@ -162,23 +164,26 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (run.Report, error) {
 	if name == "" {
 		name = filepath.Base(abs)
 	}
-	return run.Run(ctx, a.runOptions(o.RepoDir, name, remote, o.Event, o.Requested))
+	return run.Run(ctx, a.runOptions(o.RepoDir, name, remote, o.Event, o.Requested, "--mode"))
 }
 
-func (a *Agent) runOptions(dir, name, remote string, e *webhook.Event, requested policy.Mode) run.Options {
+// runOptions are a task's options; requestedBy says what asked for the
+// requested mode, for the report.
+func (a *Agent) runOptions(dir, name, remote string, e *webhook.Event, requested policy.Mode, requestedBy string) run.Options {
 	return run.Options{
-		RepoDir: dir, RepoName: name, Remote: remote, Event: e, Requested: requested, Work: WorkOf(e),
+		RepoDir: dir, RepoName: name, Remote: remote, Event: e, Requested: requested, RequestedBy: requestedBy, Work: WorkOf(e),
 		Operator: a.operator, Model: a.model, Secrets: a.secrets, PushToken: a.token,
-		Records: a.records, State: a.state,
+		Records: a.records, State: a.state, Log: a.log,
 	}
 }
 
 // Held returns a held change, to show a person before they approve it.
 func (a *Agent) Held(ctx context.Context, id string) (state.Held, error) { return a.state.Get(ctx, id) }
 
-// Approve applies a held change a person approved.
+// Approve applies a held change a person approved, through the same chain
+// as a run, with the operator's configuration as it is now.
 func (a *Agent) Approve(ctx context.Context, id string) (run.Report, error) {
-	return run.Approve(ctx, a.runOptions("", "", "", nil, policy.Observe), id)
+	return run.Approve(ctx, a.runOptions("", "", "", nil, policy.Observe, ""), id)
 }
 
 // taskArgs is a queued webhook event.
@@ -201,7 +206,7 @@ func (w *taskWorker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		w.a.log.Info("ignored an event for a repository that is not enabled", "forge", e.Forge, "kind", e.Kind)
 		return nil
 	}
-	rep, err := run.Run(ctx, w.a.runOptions(repo.Path, repo.Name, repo.Remote, &e, w.a.operator.EventMode(string(e.Kind))))
+	rep, err := run.Run(ctx, w.a.runOptions(repo.Path, repo.Name, repo.Remote, &e, w.a.operator.EventMode(string(e.Kind)), "eventModes."+string(e.Kind)))
 	if err != nil {
 		return err
 	}

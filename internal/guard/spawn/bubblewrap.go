@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,8 +38,12 @@ const bwrapPath = "/usr/bin/bwrap"
 // --remount-ro / (the sandbox's root directory, a tmpfs bubblewrap makes,
 // would otherwise be writable). What stays writable is the work directory,
 // and the sandbox's private /tmp and /dev/shm, which vanish with it.
-func bwrapFlags(workdir string) []string {
-	return []string{
+//
+// Directories in readOnly (canonical) are bound read-only after the private
+// /tmp, so one under /tmp shows through, and before the work directory, so
+// the work directory stays writable inside one of them.
+func bwrapFlags(workdir string, readOnly []string) []string {
+	flags := []string{
 		"--unshare-all", // user (when possible), ipc, pid, net, uts, cgroup: no network but an empty loopback
 		"--die-with-parent",
 		"--new-session", // no ioctl(TIOCSTI) into the caller's terminal
@@ -52,10 +57,46 @@ func bwrapFlags(workdir string) []string {
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--tmpfs", "/tmp",
+	}
+	for _, d := range readOnly {
+		flags = append(flags, "--ro-bind", d, d)
+	}
+	return append(flags,
 		"--bind", workdir, workdir,
 		"--remount-ro", "/", // the sandbox's own root, else a writable tmpfs
 		"--chdir", workdir,
+	)
+}
+
+// kernelDirs may not be bound read-only into the sandbox: it has its own.
+var kernelDirs = []string{"/proc", "/dev", "/sys"}
+
+// readOnlyDirs checks [Cmd].ReadOnly and returns each directory with its
+// links resolved.
+func readOnlyDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) || strings.IndexByte(d, 0) >= 0 {
+			return nil, fmt.Errorf("read-only directory %q: not an absolute path", d)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("read-only directory: %w", err)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("read-only directory %s is not a directory", d)
+		}
+		if real == "/" {
+			return nil, fmt.Errorf("read-only directory %s is the root", d)
+		}
+		for _, k := range kernelDirs {
+			if fsroot.Within(k, real) {
+				return nil, fmt.Errorf("read-only directory %s is in %s, which the sandbox makes its own", d, k)
+			}
+		}
+		out = append(out, real)
 	}
+	return out, nil
 }
 
 // sandboxVisible are the host directories the sandbox shows (besides the
@@ -68,18 +109,19 @@ var sandboxVisible = []string{"/usr", "/etc"}
 func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 	// Binding a work directory that holds /usr or /etc read-write would undo
 	// the read-only view of the system.
-	for _, sys := range sandboxVisible {
+	shown := append(slices.Clone(sandboxVisible), p.readOnly...)
+	for _, sys := range shown {
 		if fsroot.Within(p.dir, sys) {
 			return fmt.Errorf("working directory %s holds %s, which the sandbox keeps read-only", p.dir, sys)
 		}
 	}
 	// p.path has its links resolved (see resolve).
 	visible := fsroot.Within(p.dir, p.path)
-	for _, sys := range sandboxVisible {
+	for _, sys := range shown {
 		visible = visible || fsroot.Within(sys, p.path)
 	}
 	if !visible {
-		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc and the working directory are)", ErrNotFound, p.path)
+		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc, the working directory and the read-only directories given are)", ErrNotFound, p.path)
 	}
 	// The parent's home and temporary directory are not in the sandbox.
 	if _, ok := set["HOME"]; !ok {
@@ -90,7 +132,7 @@ func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 			p.env = setEnv(p.env, "TMPDIR", "/tmp")
 		}
 	}
-	argv := append([]string{"bwrap"}, bwrapFlags(p.dir)...)
+	argv := append([]string{"bwrap"}, bwrapFlags(p.dir, p.readOnly)...)
 	argv = append(argv, "--", p.path)
 	p.argv = append(argv, p.argv[1:]...)
 	p.path = bwrap

@@ -273,6 +273,44 @@ func TestIsolationProgramMustBeVisible(t *testing.T) {
 	}
 }
 
+// TestIsolationReadOnlyDirs: a program outside /usr is not found in the
+// sandbox until its directory is given in ReadOnly; then it runs, sees the
+// directory read-only, and the work directory stays writable. The root,
+// the kernel's directories, a missing one and one the work directory holds
+// are refused.
+func TestIsolationReadOnlyDirs(t *testing.T) {
+	requireIsolation(t)
+	roots, dir := workspace(t)
+	tools := outsideDir(t)
+	script := []byte("#!/bin/sh\necho ran\ntouch \"$0.new\" 2>/dev/null && echo wrote-tools\ntouch here && echo wrote-work\n")
+	if err := os.WriteFile(filepath.Join(tools, "zero-test-tool"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(outsideDir(t), "tools")
+	if err := os.Symlink(tools, link); err != nil {
+		t.Fatal(err)
+	}
+	env := envscrub.Spec{Set: map[string]string{"PATH": tools + ":/usr/bin"}}
+	if _, err := tryRun(t, Cmd{Program: "zero-test-tool", Roots: roots, Dir: dir, Env: env, Isolation: Bubblewrap}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("without ReadOnly: %v, want ErrNotFound", err)
+	}
+	res := runIsolated(t, Cmd{Program: "zero-test-tool", Roots: roots, Dir: dir, Env: env, ReadOnly: []string{link}})
+	if string(res.Stdout) != "ran\nwrote-work\n" {
+		t.Errorf("with ReadOnly: stdout %q, stderr %q", res.Stdout, res.Stderr)
+	}
+	mustNotExist(t, filepath.Join(tools, "zero-test-tool.new"))
+	for _, bad := range []string{"/", "/proc", "/dev/shm", "/sys/kernel", filepath.Join(tools, "missing"), "relative", dir, filepath.Join(tools, "zero-test-tool")} {
+		if _, err := tryRun(t, Cmd{Program: "/usr/bin/true", Roots: roots, Dir: dir, Isolation: Bubblewrap, ReadOnly: []string{bad}}); err == nil {
+			t.Errorf("ReadOnly %q was accepted", bad)
+		}
+	}
+	inside := filepath.Join(dir, "sub")
+	os.Mkdir(inside, 0o755)
+	if _, err := tryRun(t, Cmd{Program: "/usr/bin/true", Roots: roots, Dir: dir, Isolation: Bubblewrap, ReadOnly: []string{inside}}); err == nil {
+		t.Error("a read-only directory inside the work directory was accepted")
+	}
+}
+
 // TestIsolationUnavailable checks, with a bubblewrap that does not exist,
 // that isolation is refused rather than silently dropped, and that
 // AllowFallback runs the command unisolated and says so.

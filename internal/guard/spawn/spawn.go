@@ -26,8 +26,9 @@
 //     stderr with Start) is kept up to a limit and drained beyond it, so a
 //     child is never blocked by it;
 //   - optionally, a bubblewrap sandbox ([Bubblewrap]): no network, a
-//     read-only view of /usr and /etc, a writable work directory only, its own
-//     PID namespace and no capabilities.
+//     read-only view of /usr and /etc (and of the directories in
+//     [Cmd].ReadOnly), a writable work directory only, its own PID namespace
+//     and no capabilities.
 //
 // Without isolation this is not a sandbox: the child runs with the user's
 // permissions. docs/security/execution-boundary.md lists what is protected,
@@ -77,6 +78,13 @@ type Cmd struct {
 	Strict        bool          // reject shell operators in Program and Args
 	Isolation     Isolation     // requested; "" means None
 	AllowFallback bool          // with Isolation set: run without it when bubblewrap is unavailable
+	// ReadOnly are more host directories a Bubblewrap sandbox shows, read-only,
+	// besides /usr and /etc (a toolchain installed elsewhere): each absolute
+	// and bound at the path its links resolve to, so a program found there
+	// is visible. Refused: the root, /proc, /dev and /sys and what lies in
+	// them, and one the working directory holds (the work directory's
+	// writable bind would cover it). Not used without isolation.
+	ReadOnly []string
 	// Expect, when set, is the absolute path Program must resolve to (see
 	// [Resolve]), such as the one a person approved; if it resolves to
 	// anything else, nothing runs and the error wraps [ErrProgramChanged].
@@ -147,6 +155,7 @@ type prepared struct {
 	timeout   time.Duration
 	limit     int
 	isolation Isolation
+	readOnly  []string // canonical; shown read-only in the sandbox
 }
 
 func prepare(c Cmd) (*prepared, error) {
@@ -203,6 +212,9 @@ func prepare(c Cmd) (*prepared, error) {
 		isolation: iso,
 	}
 	if iso == Bubblewrap {
+		if p.readOnly, err = readOnlyDirs(c.ReadOnly); err != nil {
+			return nil, err
+		}
 		if err := p.sandbox(isolation.bwrap, c.Env.Set); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
 package policy
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+)
 
 // Outcome is what the authorization chain decided for a run: one distinct,
 // reportable code for every way a change is not written, and Applied.
@@ -23,13 +26,19 @@ const (
 	// autofix.allowedChangeRisks.
 	RefusedRiskNotAllowed Outcome = "refused_risk_not_allowed"
 	// HeldHighImpact: the change is high impact, or has no risk class; it
-	// waits for a human whatever the policy lists.
+	// waits for a person whatever the policy lists.
 	HeldHighImpact Outcome = "held_high_impact"
+	// RefusedNotIsolated: the write needs an isolated runner, and the
+	// operator does not offer one, bubblewrap cannot run here, or the checks
+	// did not run in it.
+	RefusedNotIsolated Outcome = "refused_not_isolated"
 	// RefusedChecksFailed: the repository's checks did not run, or failed.
 	RefusedChecksFailed Outcome = "refused_checks_failed"
-	// RefusedNotIsolated: the write needs an isolated runner and the checks
-	// did not run in one.
-	RefusedNotIsolated Outcome = "refused_not_isolated"
+	// RefusedVerificationChanged: the checks pass on the change, but fail
+	// when the change's own edits to test files and to what the checks run
+	// or read are taken back: the change passes only by changing what
+	// judges it.
+	RefusedVerificationChanged Outcome = "refused_verification_changed"
 	// Applied: every step of the chain holds; the change may be written.
 	Applied Outcome = "applied"
 )
@@ -38,7 +47,8 @@ const (
 func Outcomes() []Outcome {
 	return []Outcome{
 		Observed, NoChange, RefusedMode, RefusedAutofixDisabled, RefusedLowConfidence,
-		HeldHighImpact, RefusedRiskNotAllowed, RefusedChecksFailed, RefusedNotIsolated, Applied,
+		HeldHighImpact, RefusedRiskNotAllowed, RefusedNotIsolated, RefusedChecksFailed,
+		RefusedVerificationChanged, Applied,
 	}
 }
 
@@ -59,29 +69,90 @@ const (
 	WorkProactive   Work = "proactive"    // work Agent Zero started on its own
 )
 
-// Facts are what the chain decides on. Risk comes from Zero's own
-// classifier over the final diff, never from the model. An empty RiskClass
-// is held like a high-impact change; a class ParseRepo did not know cannot
-// be in AllowedChangeRisks, so a change of that class is never applied (it
-// is refused as not allowed unless the classifier also marks it high
-// impact, which it should for a diff it cannot place).
+// Facts are what the chain decides on. The first ones are known when the
+// model has answered; the pointers are gathered by the caller when
+// [Decide] asks for them (nil: not gathered yet).
 type Facts struct {
-	Mode           Mode    // the effective mode (see Effective)
-	Work           Work    // WorkPullRequest, WorkPush, WorkIssue or WorkProactive
-	Proposed       bool    // the model proposed a diff
-	Confidence     float64 // the model's confidence in it, in [0, 1]
-	RiskClass      string  // the classifier's class for the final diff
-	RiskHighImpact bool    // the classifier found the diff high impact
-	ChecksRan      bool    // set by the caller after running the repository's checks
-	ChecksPassed   bool    // every check ran to success
-	Isolation      string  // the isolation the runner reports actually ran: "none", Local or Container
+	Mode       Mode    // the effective mode (see Effective)
+	Work       Work    // WorkPullRequest, WorkPush, WorkIssue or WorkProactive
+	Proposed   bool    // the model proposed a diff
+	Confidence float64 // the model's confidence in it, in [0, 1]
+	// Approved: a person approved this change after the chain held it. It
+	// lifts the high-impact hold of step 4, and nothing else.
+	Approved bool
+
+	Risk         *Risk      // NeedRisk: Zero's class of what git applied
+	Isolation    *Isolation // NeedIsolation: asked only when the write needs isolation
+	Checks       *Checks    // NeedChecks: the repository's checks on the change
+	Verification *Checks    // NeedVerification: the checks again, on the reviewed head's tests
 }
 
-// NeedsIsolation reports whether a write needs an isolated runner: when
-// autofix.requireIsolated is set (the default) and the work is issue work,
-// proactive work or of a kind it does not know (anything but a pull request
-// or a push); when the mode is autonomous, whatever requireIsolated says;
-// and when the repository asks for runner.isolation: container.
+// Risk is Zero's own classification of the change git applied, never the
+// model's. An empty Class is held like a high-impact change; a class
+// ParseRepo did not know cannot be in AllowedChangeRisks, so a change of
+// that class is never applied.
+type Risk struct {
+	Class      string
+	HighImpact bool
+	// Verification: the change touches a test file or what the checks run
+	// or read, so the checks must also pass with those files as the
+	// reviewed head has them.
+	Verification bool
+}
+
+// Isolation is what the deployment can do for a write that needs an
+// isolated runner.
+type Isolation struct {
+	Offered   bool // the operator's configuration lists Container
+	Available bool // bubblewrap runs on this machine
+}
+
+// Checks is what one run of the repository's checks established.
+type Checks struct {
+	Ran       bool   // at least one check ran
+	Passed    bool   // every check that ran passed
+	Isolation string // what the runner reports actually ran: Local or Container
+}
+
+// A Need is a fact [Decide] asks for before it can go on. The caller
+// gathers it and calls Decide again with it set.
+type Need int
+
+const (
+	// Decided: the outcome is final.
+	Decided Need = iota
+	// NeedRisk: apply the change in a scratch clone and classify what git
+	// applied (Facts.Risk).
+	NeedRisk
+	// NeedIsolation: whether the operator offers Container and bubblewrap
+	// runs here (Facts.Isolation).
+	NeedIsolation
+	// NeedChecks: run the repository's checks on the change, in the
+	// container when [NeedsIsolation] (Facts.Checks).
+	NeedChecks
+	// NeedVerification: run the checks again on the change with every test
+	// and verification-surface file it touched taken back as the reviewed
+	// head has it (Facts.Verification).
+	NeedVerification
+)
+
+var needNames = [...]string{Decided: "decided", NeedRisk: "risk", NeedIsolation: "isolation", NeedChecks: "checks", NeedVerification: "verification"}
+
+// String names n: "decided", "risk", "isolation", "checks" or
+// "verification".
+func (n Need) String() string {
+	if n >= 0 && int(n) < len(needNames) {
+		return needNames[n]
+	}
+	return "Need(" + strconv.Itoa(int(n)) + ")"
+}
+
+// NeedsIsolation reports whether a write needs an isolated runner, and its
+// checks must run in one: when autofix.requireIsolated is set (the default)
+// and the work is issue work, proactive work or of a kind it does not know
+// (anything but a pull request or a push); when the mode is autonomous,
+// whatever requireIsolated says; and when the repository asks for
+// runner.isolation: container.
 func NeedsIsolation(p Repo, mode Mode, work Work) bool {
 	switch {
 	case mode == Autonomous, p.Runner.Isolation == Container:
@@ -92,66 +163,94 @@ func NeedsIsolation(p Repo, mode Mode, work Work) bool {
 	return work != WorkPullRequest && work != WorkPush
 }
 
-// Before decides the chain's steps 1-4 and returns "" when the change may
-// proceed to the repository's checks:
+// Decide is the authorization chain: the one place its order lives, for a
+// run and for an approval alike. It returns the outcome, with Decided; or,
+// when the next step needs a fact f does not hold yet, "" and that Need.
+// It asks in the chain's order, so the caller never does a step's work
+// (applying the change, running the checks) for a change an earlier step
+// refused:
 //
 //  0. nothing proposed: Observed in observe mode, NoChange otherwise;
 //  1. the mode must be Fix or Autonomous (RefusedMode);
 //  2. autofix.enabled (RefusedAutofixDisabled);
 //  3. a confidence in [0, 1] at or above autofix.minConfidence
 //     (RefusedLowConfidence; NaN never passes);
-//  4. a change that is high impact or has no risk class is held
-//     (HeldHighImpact), even when allowedChangeRisks lists its class;
-//     otherwise the class must be listed (RefusedRiskNotAllowed).
-func Before(p Repo, f Facts) Outcome {
+//  4. [NeedRisk] a change that is high impact or has no risk class is held
+//     (HeldHighImpact), even when allowedChangeRisks lists its class,
+//     unless a person approved it; any other class must be listed
+//     (RefusedRiskNotAllowed), approved or not;
+//  5. [NeedIsolation] when NeedsIsolation, the operator must offer the
+//     container and bubblewrap must run here (RefusedNotIsolated), before
+//     any check runs: checks that need isolation never run without it;
+//  6. [NeedChecks] with checks configured, they must have run and passed
+//     (RefusedChecksFailed); with none the step holds (the repository's
+//     own checks are what it declares); checks reported run and failed
+//     always refuse. When NeedsIsolation, they must have run in a
+//     Container (RefusedNotIsolated);
+//  7. [NeedVerification] when checks ran and the change touches a test or
+//     verification-surface file, the checks must pass again with those
+//     files as the reviewed head has them (RefusedVerificationChanged),
+//     in the same isolation.
+func Decide(p Repo, f Facts) (Outcome, Need) {
 	writes := f.Mode == Fix || f.Mode == Autonomous
 	c := f.Confidence
 	switch {
 	case !f.Proposed && writes:
-		return NoChange
+		return NoChange, Decided
 	case !f.Proposed:
-		return Observed
+		return Observed, Decided
 	case !writes:
-		return RefusedMode
+		return RefusedMode, Decided
 	case !p.Autofix.Enabled:
-		return RefusedAutofixDisabled
+		return RefusedAutofixDisabled, Decided
 	case !(c >= 0 && c <= 1 && c >= p.Autofix.MinConfidence):
-		return RefusedLowConfidence
-	case f.RiskHighImpact || f.RiskClass == "":
-		return HeldHighImpact
-	case !slices.Contains(p.Autofix.AllowedChangeRisks, f.RiskClass):
-		return RefusedRiskNotAllowed
+		return RefusedLowConfidence, Decided
+	case f.Risk == nil:
+		return "", NeedRisk
 	}
-	return ""
+	r := f.Risk
+	high := r.HighImpact || r.Class == ""
+	switch {
+	case high && !f.Approved:
+		return HeldHighImpact, Decided
+	case !high && !slices.Contains(p.Autofix.AllowedChangeRisks, r.Class):
+		return RefusedRiskNotAllowed, Decided
+	}
+	contained := NeedsIsolation(p, f.Mode, f.Work)
+	if contained {
+		switch {
+		case f.Isolation == nil:
+			return "", NeedIsolation
+		case !f.Isolation.Offered || !f.Isolation.Available:
+			return RefusedNotIsolated, Decided
+		}
+	}
+	if f.Checks == nil {
+		return "", NeedChecks
+	}
+	if o := judgeChecks(p, *f.Checks, contained, RefusedChecksFailed); o != "" {
+		return o, Decided
+	}
+	if r.Verification && f.Checks.Ran {
+		if f.Verification == nil {
+			return "", NeedVerification
+		}
+		if o := judgeChecks(p, *f.Verification, contained, RefusedVerificationChanged); o != "" {
+			return o, Decided
+		}
+	}
+	return Applied, Decided
 }
 
-// After decides the chain's steps 5 and 6, for a change Before let
-// through, and returns Applied only if both hold:
-//
-//  5. with checks configured, they must have run and passed
-//     (RefusedChecksFailed). With none configured the step holds: the
-//     repository's own checks are what it declares. Checks reported run
-//     and failed always refuse.
-//  6. when NeedsIsolation, the checks must have run in a Container
-//     (RefusedNotIsolated); Local and "none" are not isolated.
-//
-// After does not repeat steps 1-4: call Decide, which runs both in order.
-func After(p Repo, f Facts) Outcome {
-	if (len(p.Checks) > 0 && !(f.ChecksRan && f.ChecksPassed)) || (f.ChecksRan && !f.ChecksPassed) {
-		return RefusedChecksFailed
-	}
-	if NeedsIsolation(p, f.Mode, f.Work) && f.Isolation != Container {
+// judgeChecks returns failed for checks that did not run or did not pass,
+// RefusedNotIsolated for checks that ran outside the container they
+// needed, and "" when they hold.
+func judgeChecks(p Repo, c Checks, contained bool, failed Outcome) Outcome {
+	switch {
+	case len(p.Checks) > 0 && !(c.Ran && c.Passed), c.Ran && !c.Passed:
+		return failed
+	case contained && c.Isolation != Container:
 		return RefusedNotIsolated
 	}
-	return Applied
-}
-
-// Decide runs the whole chain in order, Before then After: the one place
-// the order lives. Call it again with the final facts after running the
-// checks, rather than carrying Before's answer forward.
-func Decide(p Repo, f Facts) Outcome {
-	if o := Before(p, f); o != "" {
-		return o
-	}
-	return After(p, f)
+	return ""
 }

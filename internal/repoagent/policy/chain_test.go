@@ -22,9 +22,64 @@ func permissive() Repo {
 // baseFacts pass every step of the chain under permissive().
 func baseFacts() Facts {
 	return Facts{
-		Mode: Fix, Work: WorkPullRequest, Proposed: true, Confidence: 0.9, RiskClass: "docs",
-		ChecksRan: true, ChecksPassed: true, Isolation: Local,
+		Mode: Fix, Work: WorkPullRequest, Proposed: true, Confidence: 0.9,
+		Risk:      &Risk{Class: "docs"},
+		Isolation: &Isolation{Offered: true, Available: true},
+		Checks:    &Checks{Ran: true, Passed: true, Isolation: Local},
 	}
+}
+
+// decide runs the chain the way a caller does: it starts from what is
+// known once the model answered, and hands over each fact of world only
+// when Decide asks for it. It returns the outcome and the needs asked, in
+// order.
+func decide(t testing.TB, p Repo, world Facts) (Outcome, []Need) {
+	t.Helper()
+	f := world
+	f.Risk, f.Isolation, f.Checks, f.Verification = nil, nil, nil, nil
+	var asked []Need
+	for {
+		o, need := Decide(p, f)
+		if need == Decided {
+			if o == "" {
+				t.Fatalf("Decide decided nothing for %+v", f)
+			}
+			return o, asked
+		}
+		if o != "" || slices.Contains(asked, need) {
+			t.Fatalf("Decide returned %q with need %d, asked before: %v", o, need, asked)
+		}
+		asked = append(asked, need)
+		switch need {
+		case NeedRisk:
+			f.Risk = world.Risk
+		case NeedIsolation:
+			f.Isolation = world.Isolation
+		case NeedChecks:
+			f.Checks = world.Checks
+		case NeedVerification:
+			f.Verification = world.Verification
+		}
+		// A world without the fact asked for: the caller could not gather it.
+		if reflect.DeepEqual(f, decideWithout(f, need)) {
+			return "", asked
+		}
+	}
+}
+
+// decideWithout returns f with the fact need names cleared.
+func decideWithout(f Facts, need Need) Facts {
+	switch need {
+	case NeedRisk:
+		f.Risk = nil
+	case NeedIsolation:
+		f.Isolation = nil
+	case NeedChecks:
+		f.Checks = nil
+	case NeedVerification:
+		f.Verification = nil
+	}
+	return f
 }
 
 // TestEachOutcomeHasOneMinimalFactSet reaches every outcome from the
@@ -41,16 +96,19 @@ func TestEachOutcomeHasOneMinimalFactSet(t *testing.T) {
 		{RefusedMode, func(_ *Repo, f *Facts) { f.Mode = Observe }},
 		{RefusedAutofixDisabled, func(p *Repo, _ *Facts) { p.Autofix.Enabled = false }},
 		{RefusedLowConfidence, func(_ *Repo, f *Facts) { f.Confidence = 0.79 }},
-		{HeldHighImpact, func(_ *Repo, f *Facts) { f.RiskHighImpact = true }},
-		{RefusedRiskNotAllowed, func(_ *Repo, f *Facts) { f.RiskClass = "tests" }},
-		{RefusedChecksFailed, func(_ *Repo, f *Facts) { f.ChecksPassed = false }},
+		{HeldHighImpact, func(_ *Repo, f *Facts) { f.Risk.HighImpact = true }},
+		{RefusedRiskNotAllowed, func(_ *Repo, f *Facts) { f.Risk.Class = "tests" }},
+		{RefusedChecksFailed, func(_ *Repo, f *Facts) { f.Checks.Passed = false }},
 		{RefusedNotIsolated, func(_ *Repo, f *Facts) { f.Work = WorkIssue }},
+		{RefusedVerificationChanged, func(_ *Repo, f *Facts) {
+			f.Risk.Verification, f.Verification = true, &Checks{Ran: true, Passed: false, Isolation: Local}
+		}},
 	}
 	var seen []Outcome
 	for _, tc := range cases {
 		p, f := permissive(), baseFacts()
 		tc.change(&p, &f)
-		if got := Decide(p, f); got != tc.want {
+		if got, _ := decide(t, p, f); got != tc.want {
 			t.Errorf("%s: Decide = %q", tc.want, got)
 		}
 		if slices.Contains(seen, tc.want) {
@@ -68,8 +126,8 @@ func TestEachOutcomeHasOneMinimalFactSet(t *testing.T) {
 
 func TestOutcomes(t *testing.T) {
 	all := Outcomes()
-	if len(all) != 10 {
-		t.Errorf("%d outcomes, want 10", len(all))
+	if len(all) != 11 {
+		t.Errorf("%d outcomes, want 11", len(all))
 	}
 	seen := map[Outcome]bool{}
 	for _, o := range all {
@@ -91,18 +149,58 @@ func TestHighImpactListedStillHeld(t *testing.T) {
 	p := permissive()
 	p.Autofix.AllowedChangeRisks = []string{"docs", "security"}
 	f := baseFacts()
-	f.RiskClass, f.RiskHighImpact = "security", true
-	if got := Decide(p, f); got != HeldHighImpact {
+	f.Risk = &Risk{Class: "security", HighImpact: true}
+	if got, _ := decide(t, p, f); got != HeldHighImpact {
 		t.Errorf("high-impact class listed in allowedChangeRisks: %q, want held", got)
 	}
-	f.RiskClass, f.RiskHighImpact = "docs", true
-	if got := Decide(p, f); got != HeldHighImpact {
+	f.Risk = &Risk{Class: "docs", HighImpact: true}
+	if got, _ := decide(t, p, f); got != HeldHighImpact {
 		t.Errorf("allowed class marked high impact: %q, want held", got)
 	}
-	f.RiskClass, f.RiskHighImpact = "", false
+	f.Risk = &Risk{}
 	p.Autofix.AllowedChangeRisks = append(p.Autofix.AllowedChangeRisks, "")
-	if got := Decide(p, f); got != HeldHighImpact {
+	if got, _ := decide(t, p, f); got != HeldHighImpact {
 		t.Errorf("no risk class, even listed: %q, want held", got)
+	}
+}
+
+// TestApprovalLiftsOnlyTheHold: with Approved set, the chain decides as
+// without it, except that a change it held goes on to the later steps;
+// approval never lifts the mode, autofix, confidence, an unlisted low
+// class, isolation, the checks or the verification.
+func TestApprovalLiftsOnlyTheHold(t *testing.T) {
+	p, f := permissive(), baseFacts()
+	f.Risk, f.Approved = &Risk{Class: "ci", HighImpact: true}, true
+	if got, _ := decide(t, p, f); got != Applied {
+		t.Errorf("an approved high-impact change under a permissive policy: %q", got)
+	}
+	for name, change := range map[string]func(*Repo, *Facts){
+		"observe":      func(_ *Repo, f *Facts) { f.Mode = Observe },
+		"autofix off":  func(p *Repo, _ *Facts) { p.Autofix.Enabled = false },
+		"confidence":   func(_ *Repo, f *Facts) { f.Confidence = 0.5 },
+		"low unlisted": func(_ *Repo, f *Facts) { f.Risk = &Risk{Class: "tests"} },
+		"not offered":  func(_ *Repo, f *Facts) { f.Work, f.Isolation = WorkIssue, &Isolation{Available: true} },
+		"checks fail":  func(_ *Repo, f *Facts) { f.Checks = &Checks{Ran: true, Isolation: Local} },
+		"verification": func(_ *Repo, f *Facts) {
+			f.Risk.Verification, f.Verification = true, &Checks{Ran: true, Isolation: Local}
+		},
+	} {
+		p, f := permissive(), baseFacts()
+		f.Risk, f.Approved = &Risk{Class: "ci", HighImpact: true}, true
+		change(&p, &f)
+		if got, _ := decide(t, p, f); !got.Refused() {
+			t.Errorf("%s, approved: %q", name, got)
+		}
+	}
+	prop := func(in chainInput) bool {
+		held, approved := in.F, in.F
+		held.Approved, approved.Approved = false, true
+		h, _ := decide(t, in.P, held)
+		a, _ := decide(t, in.P, approved)
+		return h == a || h == HeldHighImpact
+	}
+	if err := quick.Check(prop, quickConfig); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -110,58 +208,71 @@ func TestConfidenceMustBeANumberInRange(t *testing.T) {
 	for _, c := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.1, 1.0001, 0.79} {
 		f := baseFacts()
 		f.Confidence = c
-		if got := Decide(permissive(), f); got != RefusedLowConfidence {
+		if got, _ := decide(t, permissive(), f); got != RefusedLowConfidence {
 			t.Errorf("confidence %v: %q, want refused_low_confidence", c, got)
 		}
 	}
 	for _, c := range []float64{0.8, 0.95, 1} {
 		f := baseFacts()
 		f.Confidence = c
-		if got := Decide(permissive(), f); got != Applied {
+		if got, _ := decide(t, permissive(), f); got != Applied {
 			t.Errorf("confidence %v: %q, want applied", c, got)
 		}
 	}
 	// A policy built by hand with a NaN threshold lets nothing through.
 	p := permissive()
 	p.Autofix.MinConfidence = math.NaN()
-	if got := Decide(p, baseFacts()); got != RefusedLowConfidence {
+	if got, _ := decide(t, p, baseFacts()); got != RefusedLowConfidence {
 		t.Errorf("NaN minConfidence: %q, want refused_low_confidence", got)
 	}
 }
 
 func TestIsolation(t *testing.T) {
+	ready := &Isolation{Offered: true, Available: true}
 	for _, tc := range []struct {
 		name      string
 		mode      Mode
 		work      Work
 		require   bool
 		runner    string
+		offer     *Isolation
 		isolation string
 		want      Outcome
 	}{
-		{"pull request, local", Fix, WorkPullRequest, true, Local, Local, Applied},
-		{"push, none", Fix, WorkPush, true, Local, "none", Applied},
-		{"issue, local", Fix, WorkIssue, true, Local, Local, RefusedNotIsolated},
-		{"issue, none", Fix, WorkIssue, true, Local, "none", RefusedNotIsolated},
-		{"issue, nothing reported", Fix, WorkIssue, true, Local, "", RefusedNotIsolated},
-		{"issue, container", Fix, WorkIssue, true, Local, Container, Applied},
-		{"proactive, local", Fix, WorkProactive, true, Local, Local, RefusedNotIsolated},
-		{"proactive, container", Fix, WorkProactive, true, Local, Container, Applied},
-		{"unknown work, local", Fix, Work("cron"), true, Local, Local, RefusedNotIsolated},
-		{"issue, not required", Fix, WorkIssue, false, Local, Local, Applied},
-		{"autonomous pull request, local", Autonomous, WorkPullRequest, true, Local, Local, RefusedNotIsolated},
-		{"autonomous, not required, local", Autonomous, WorkPullRequest, false, Local, Local, RefusedNotIsolated},
-		{"autonomous, container", Autonomous, WorkIssue, false, Local, Container, Applied},
-		{"repository asks for container, ran local", Fix, WorkPullRequest, false, Container, Local, RefusedNotIsolated},
-		{"repository asks for container, ran in one", Fix, WorkPullRequest, false, Container, Container, Applied},
-		{"capitalised container is not container", Fix, WorkIssue, true, Local, "Container", RefusedNotIsolated},
+		{"pull request, local", Fix, WorkPullRequest, true, Local, nil, Local, Applied},
+		{"push, none", Fix, WorkPush, true, Local, nil, "none", Applied},
+		{"issue, local", Fix, WorkIssue, true, Local, ready, Local, RefusedNotIsolated},
+		{"issue, none", Fix, WorkIssue, true, Local, ready, "none", RefusedNotIsolated},
+		{"issue, nothing reported", Fix, WorkIssue, true, Local, ready, "", RefusedNotIsolated},
+		{"issue, container", Fix, WorkIssue, true, Local, ready, Container, Applied},
+		{"issue, container not offered", Fix, WorkIssue, true, Local, &Isolation{Available: true}, Container, RefusedNotIsolated},
+		{"issue, bubblewrap unavailable", Fix, WorkIssue, true, Local, &Isolation{Offered: true}, Container, RefusedNotIsolated},
+		{"proactive, local", Fix, WorkProactive, true, Local, ready, Local, RefusedNotIsolated},
+		{"proactive, container", Fix, WorkProactive, true, Local, ready, Container, Applied},
+		{"unknown work, local", Fix, Work("cron"), true, Local, ready, Local, RefusedNotIsolated},
+		{"issue, not required", Fix, WorkIssue, false, Local, nil, Local, Applied},
+		{"autonomous pull request, local", Autonomous, WorkPullRequest, true, Local, ready, Local, RefusedNotIsolated},
+		{"autonomous, not required, local", Autonomous, WorkPullRequest, false, Local, ready, Local, RefusedNotIsolated},
+		{"autonomous, container", Autonomous, WorkIssue, false, Local, ready, Container, Applied},
+		{"repository asks for container, ran local", Fix, WorkPullRequest, false, Container, ready, Local, RefusedNotIsolated},
+		{"repository asks for container, ran in one", Fix, WorkPullRequest, false, Container, ready, Container, Applied},
+		{"capitalised container is not container", Fix, WorkIssue, true, Local, ready, "Container", RefusedNotIsolated},
 	} {
 		p := permissive()
 		p.Autofix.RequireIsolated, p.Runner.Isolation = tc.require, tc.runner
 		f := baseFacts()
-		f.Mode, f.Work, f.Isolation = tc.mode, tc.work, tc.isolation
-		if got := Decide(p, f); got != tc.want {
+		f.Mode, f.Work, f.Isolation, f.Checks.Isolation = tc.mode, tc.work, tc.offer, tc.isolation
+		got, asked := decide(t, p, f)
+		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		needs := NeedsIsolation(p, tc.mode, tc.work)
+		if slices.Contains(asked, NeedIsolation) != needs {
+			t.Errorf("%s: asked %v; needs isolation %v", tc.name, asked, needs)
+		}
+		// Without the isolation a write needs, no check runs.
+		if tc.offer != nil && !(tc.offer.Offered && tc.offer.Available) && slices.Contains(asked, NeedChecks) {
+			t.Errorf("%s: the checks were asked for without isolation", tc.name)
 		}
 	}
 }
@@ -183,20 +294,64 @@ func TestChecksStep(t *testing.T) {
 		p := permissive()
 		p.Checks = tc.checks
 		f := baseFacts()
-		f.ChecksRan, f.ChecksPassed = tc.ran, tc.passed
-		if got := Decide(p, f); got != tc.want {
+		f.Checks.Ran, f.Checks.Passed = tc.ran, tc.passed
+		if got, _ := decide(t, p, f); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
 
+// TestVerificationStep: a change that touches its tests or check harness
+// must pass the checks a second time with them taken back; the second run
+// is asked for only then, and only after the first passed.
+func TestVerificationStep(t *testing.T) {
+	local := func(passed bool) *Checks { return &Checks{Ran: true, Passed: passed, Isolation: Local} }
+	for _, tc := range []struct {
+		name         string
+		touches      bool
+		checks       *Checks
+		verification *Checks
+		want         Outcome
+		asked        bool
+	}{
+		{"untouched", false, local(true), nil, Applied, false},
+		{"touched, both pass", true, local(true), local(true), Applied, true},
+		{"touched, second fails", true, local(true), local(false), RefusedVerificationChanged, true},
+		{"touched, second did not run", true, local(true), &Checks{Isolation: Local}, RefusedVerificationChanged, true},
+		{"touched, first fails", true, local(false), local(true), RefusedChecksFailed, false},
+		{"touched, no checks ran", true, &Checks{Passed: true, Isolation: Local}, nil, RefusedChecksFailed, false},
+	} {
+		p, f := permissive(), baseFacts()
+		f.Risk.Verification, f.Checks, f.Verification = tc.touches, tc.checks, tc.verification
+		got, asked := decide(t, p, f)
+		if got != tc.want || slices.Contains(asked, NeedVerification) != tc.asked {
+			t.Errorf("%s: %q, asked %v", tc.name, got, asked)
+		}
+	}
+	p := permissive()
+	p.Checks = nil
+	f := baseFacts()
+	f.Risk.Verification, f.Checks = true, &Checks{Passed: true, Isolation: Local}
+	if got, asked := decide(t, p, f); got != Applied || slices.Contains(asked, NeedVerification) {
+		t.Errorf("no checks configured: %q, asked %v", got, asked)
+	}
+	// The second run needs the same isolation as the first.
+	f = baseFacts()
+	f.Work, f.Isolation = WorkIssue, &Isolation{Offered: true, Available: true}
+	f.Checks = &Checks{Ran: true, Passed: true, Isolation: Container}
+	f.Risk.Verification, f.Verification = true, local(true)
+	if got, _ := decide(t, permissive(), f); got != RefusedNotIsolated {
+		t.Errorf("a second run outside the container: %q", got)
+	}
+}
+
 func TestDefaultPolicyAppliesNothing(t *testing.T) {
 	f := baseFacts()
-	f.Mode, f.Isolation, f.RiskClass = Autonomous, Container, "docs"
-	if got := Decide(Default(), f); got != RefusedAutofixDisabled {
+	f.Mode, f.Checks.Isolation = Autonomous, Container
+	if got, _ := decide(t, Default(), f); got != RefusedAutofixDisabled {
 		t.Errorf("Default() with a proposed change: %q, want refused_autofix_disabled", got)
 	}
-	if got := Decide(Repo{}, Facts{}); got != Observed {
+	if got, _ := decide(t, Repo{}, Facts{}); got != Observed {
 		t.Errorf("zero policy and facts: %q, want observed", got)
 	}
 }
@@ -229,23 +384,49 @@ func (chainInput) Generate(r *rand.Rand, _ int) reflect.Value {
 		p.Checks = [][]string{{"make", "test"}}
 	}
 	p.Runner.Isolation = []string{Local, Container}[pick(2)]
+	checks := func() *Checks {
+		if pick(8) == 0 {
+			return nil // the caller could not gather it
+		}
+		return &Checks{Ran: pick(3) != 0, Passed: pick(3) != 0, Isolation: isos[pick(len(isos))]}
+	}
 	f := Facts{
 		Mode: modes[pick(len(modes))], Work: works[pick(len(works))], Proposed: pick(4) != 0,
-		Confidence: confs[pick(len(confs))], RiskClass: classes[pick(len(classes))], RiskHighImpact: pick(3) == 0,
-		ChecksRan: pick(3) != 0, ChecksPassed: pick(3) != 0, Isolation: isos[pick(len(isos))],
+		Confidence: confs[pick(len(confs))], Approved: pick(3) == 0,
+		Risk:         &Risk{Class: classes[pick(len(classes))], HighImpact: pick(3) == 0, Verification: pick(2) == 0},
+		Isolation:    &Isolation{Offered: pick(4) != 0, Available: pick(4) != 0},
+		Checks:       checks(),
+		Verification: checks(),
 	}
 	return reflect.ValueOf(chainInput{p, f})
 }
 
 var quickConfig = &quick.Config{MaxCount: 20000}
 
-func TestDecideIsBeforeThenAfter(t *testing.T) {
+// TestNeedsComeInChainOrder: Decide asks for each fact at most once, in
+// the chain's order, never for a later step's fact once a step refused,
+// and decides the same with every fact given up front as when each is
+// handed over on demand.
+func TestNeedsComeInChainOrder(t *testing.T) {
 	prop := func(in chainInput) bool {
-		want := Before(in.P, in.F)
-		if want == "" {
-			want = After(in.P, in.F)
+		got, asked := decide(t, in.P, in.F)
+		if !slices.IsSorted(asked) {
+			return false
 		}
-		return Decide(in.P, in.F) == want
+		if got == "" { // a fact was missing: Decide asked for it and stopped
+			return true
+		}
+		upFront, need := Decide(in.P, in.F)
+		if need != Decided || upFront != got {
+			return false
+		}
+		switch got {
+		case Observed, NoChange, RefusedMode, RefusedAutofixDisabled, RefusedLowConfidence:
+			return len(asked) == 0
+		case HeldHighImpact, RefusedRiskNotAllowed:
+			return slices.Equal(asked, []Need{NeedRisk})
+		}
+		return true
 	}
 	if err := quick.Check(prop, quickConfig); err != nil {
 		t.Error(err)
@@ -260,17 +441,25 @@ func TestAppliedOnlyWhenEveryStepHolds(t *testing.T) {
 	applied := 0
 	prop := func(in chainInput) bool {
 		p, f := in.P, in.F
+		if f.Checks == nil || f.Verification == nil {
+			return true
+		}
 		c := f.Confidence
 		needs := f.Mode == Autonomous || p.Runner.Isolation == Container ||
 			(p.Autofix.RequireIsolated && f.Work != WorkPullRequest && f.Work != WorkPush)
+		high := f.Risk.HighImpact || f.Risk.Class == ""
+		checksHold := func(k *Checks) bool {
+			return (k.Passed || !k.Ran) && (len(p.Checks) == 0 || k.Ran) && (!needs || k.Isolation == Container)
+		}
 		want := f.Proposed &&
 			(f.Mode == Fix || f.Mode == Autonomous) &&
 			p.Autofix.Enabled &&
 			!math.IsNaN(c) && c >= 0 && c <= 1 && c >= p.Autofix.MinConfidence &&
-			!f.RiskHighImpact && f.RiskClass != "" && slices.Contains(p.Autofix.AllowedChangeRisks, f.RiskClass) &&
-			(f.ChecksPassed || !f.ChecksRan) && (len(p.Checks) == 0 || f.ChecksRan) &&
-			(!needs || f.Isolation == Container)
-		got := Decide(p, f)
+			((high && f.Approved) || (!high && slices.Contains(p.Autofix.AllowedChangeRisks, f.Risk.Class))) &&
+			(!needs || (f.Isolation.Offered && f.Isolation.Available)) &&
+			checksHold(f.Checks) &&
+			(!f.Risk.Verification || !f.Checks.Ran || checksHold(f.Verification))
+		got, _ := decide(t, p, f)
 		if got == Applied {
 			applied++
 		}

@@ -6,13 +6,19 @@
 //     caller reads from the default branch at a pinned commit;
 //   - the operator's configuration ([ParseOperator]): the mode ceiling, the
 //     isolation the deployment can provide, what each webhook event kind
-//     asks for, and which repositories are enabled;
+//     asks for, which repositories are enabled, how long each check may
+//     run, and which host directories the container shows read-only;
 //   - the effective mode ([Effective]): the minimum of the operator's
 //     ceiling, the repository's mode and the mode the event or the --mode
 //     flag asks for, so that nothing can raise a mode another one caps;
-//   - the authorization chain for writes ([Decide]), which returns one
-//     distinct [Outcome] for every way a change can be refused, and
-//     [Applied] only when every step holds.
+//   - the authorization chain for writes ([Decide]), the one function every
+//     caller runs, for a run and for an approval alike: it asks for each
+//     fact ([Need]) in the chain's order, so nothing a later step does
+//     (applying the change, running the checks) happens for a change an
+//     earlier step refused; a person's approval is one more fact
+//     ([Facts].Approved), which lifts the high-impact hold and nothing
+//     else; it returns one distinct [Outcome] for every way a change can be
+//     refused, and [Applied] only when every step holds.
 //
 // Observe is the default everywhere. An empty or absent .agent-zero.yml is
 // observe mode, and so is one that does not parse: on any parse error the
@@ -26,6 +32,7 @@
 //
 // The package is pure: it reads no file, environment or clock, and runs
 // nothing. The risk class the chain decides on comes from Zero's own
-// classifier over the final diff, never from the model, and is passed in as
-// plain values.
+// classifier over what git applied, never from the model, and is passed in
+// as plain values, like every other fact. The isolation levels ([Local],
+// [Container]) are defined here once; the runner reports in them.
 package policy

@@ -9,6 +9,8 @@ import (
 // knownRisk stands in for the risk package's list of classes.
 func knownRisk(class string) bool { return class == "docs" || class == "tests" }
 
+// The caller gathers each fact when Decide asks for it, in the chain's
+// order, and calls Decide again; a person's approval is one more fact.
 func ExampleDecide() {
 	p, err := policy.ParseRepoOrObserve([]byte(`
 mode: fix
@@ -29,23 +31,24 @@ checks:
 		Work:       policy.WorkPullRequest,
 		Proposed:   true,
 		Confidence: 0.85,
-		RiskClass:  "docs",
 	}
-	fmt.Printf("before checks: %q\n", policy.Before(p, f))
-
-	f.ChecksRan, f.ChecksPassed, f.Isolation = true, true, policy.Local
-	fmt.Println("pull request:", policy.Decide(p, f))
+	fmt.Println(policy.Decide(p, f))
+	f.Risk = &policy.Risk{Class: "ci", HighImpact: true} // Zero's class of what git applied
+	fmt.Println(policy.Decide(p, f))
+	f.Approved = true // a person saw the diff and typed the task id
+	fmt.Println(policy.Decide(p, f))
+	f.Checks = &policy.Checks{Ran: true, Passed: true, Isolation: policy.Local}
+	fmt.Println(policy.Decide(p, f))
 
 	f.Work = policy.WorkIssue // issue work needs an isolated runner by default
-	fmt.Println("issue:", policy.Decide(p, f))
-
-	f.Mode = policy.Effective(op.Ceiling, p.Mode, op.EventMode("push")) // push is not configured: observe
-	fmt.Println("push:", policy.Decide(p, f))
+	f.Isolation = &policy.Isolation{Offered: false, Available: true}
+	fmt.Println(policy.Decide(p, f))
 	// Output:
-	// before checks: ""
-	// pull request: applied
-	// issue: refused_not_isolated
-	// push: refused_mode
+	//  risk
+	// held_high_impact decided
+	//  checks
+	// applied decided
+	// refused_not_isolated decided
 }
 
 func ExampleParseRepo() {

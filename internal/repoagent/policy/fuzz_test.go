@@ -145,6 +145,14 @@ func operatorInvariants(t *testing.T, o Operator) {
 			t.Fatalf("isolation %q", o.Isolation)
 		}
 	}
+	if o.CheckTimeout < MinCheckTimeout || o.CheckTimeout > MaxCheckTimeout {
+		t.Fatalf("checkTimeout %v", o.CheckTimeout)
+	}
+	for i, dir := range o.SandboxReadOnly {
+		if checkAbsPath(dir) != nil || slices.Contains(o.SandboxReadOnly[:i], dir) || strings.Contains(dir, "://") {
+			t.Fatalf("sandboxReadOnly %q", o.SandboxReadOnly)
+		}
+	}
 	for kind, m := range o.EventModes {
 		if !slices.Contains(eventKinds, kind) || !m.valid() || o.EventMode(kind) != m {
 			t.Fatalf("eventModes %v", o.EventModes)

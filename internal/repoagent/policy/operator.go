@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Operator is the deployment's configuration. Only an operator sets it, in
@@ -16,7 +17,22 @@ type Operator struct {
 	Isolation    []string        // isolation levels this deployment can provide: Local, Container; default [Local]
 	EventModes   map[string]Mode // what each webhook event kind asks for; an event kind not here asks for Observe
 	Repositories []OperatorRepo  // the repositories Agent Zero may work on; none by default
+	CheckTimeout time.Duration   // how long each check may run; default DefaultCheckTimeout
+	// SandboxReadOnly are host directories the container shows read-only to
+	// the checks, besides /usr and /etc: a toolchain installed elsewhere
+	// (/opt/go, a pyenv root). Absolute and clean; none by default.
+	SandboxReadOnly []string
 }
+
+// Bounds of the operator's checkTimeout.
+const (
+	DefaultCheckTimeout = 10 * time.Minute
+	MinCheckTimeout     = time.Second
+	MaxCheckTimeout     = time.Hour
+)
+
+// MaxSandboxReadOnly bounds the operator's sandboxReadOnly list.
+const MaxSandboxReadOnly = 32
 
 // OperatorRepo is one enabled repository.
 type OperatorRepo struct {
@@ -29,10 +45,11 @@ type OperatorRepo struct {
 var eventKinds = []string{"pull_request", "push", "issue", "issue_comment"}
 
 // DefaultOperator is the configuration of a deployment without a file:
-// ceiling Observe, local isolation only, every event observed, and no
-// repository enabled.
+// ceiling Observe, local isolation only, every event observed, no
+// repository enabled, checks cut after DefaultCheckTimeout, and nothing
+// shown to the container beyond /usr and /etc.
 func DefaultOperator() Operator {
-	return Operator{Ceiling: Observe, Isolation: []string{Local}}
+	return Operator{Ceiling: Observe, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout}
 }
 
 // The decoding form of the operator's file: nil is absent.
@@ -42,6 +59,8 @@ type (
 		Isolation    *[]stringField       `yaml:"isolation"`
 		EventModes   map[string]modeField `yaml:"eventModes"`
 		Repositories []operatorRepoFile   `yaml:"repositories"`
+		CheckTimeout *stringField         `yaml:"checkTimeout"`
+		ReadOnly     *[]stringField       `yaml:"sandboxReadOnly"`
 	}
 	operatorRepoFile struct {
 		Name   *stringField `yaml:"name"`
@@ -68,7 +87,7 @@ const (
 // A remote is [A-Za-z0-9._-]+, not starting with "-" or ".", without "..",
 // not ending in ".lock".
 func ParseOperator(data []byte) (Operator, error) {
-	empty, err := readDocument(data, "ceiling, isolation, eventModes, repositories")
+	empty, err := readDocument(data, "ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly")
 	if err != nil || empty {
 		return DefaultOperator(), err
 	}
@@ -102,6 +121,28 @@ func (f operatorFile) operator() (Operator, error) {
 				return Operator{}, fmt.Errorf("isolation: %s is listed twice", iso)
 			}
 			o.Isolation = append(o.Isolation, iso)
+		}
+	}
+	if f.CheckTimeout != nil {
+		d, err := time.ParseDuration(string(*f.CheckTimeout))
+		if err != nil || d < MinCheckTimeout || d > MaxCheckTimeout {
+			return Operator{}, fmt.Errorf("checkTimeout %s: want a duration from %v to %v, like 10m", quoteShort(string(*f.CheckTimeout)), MinCheckTimeout, MaxCheckTimeout)
+		}
+		o.CheckTimeout = d
+	}
+	if f.ReadOnly != nil {
+		if len(*f.ReadOnly) > MaxSandboxReadOnly {
+			return Operator{}, fmt.Errorf("sandboxReadOnly: %d directories, at most %d", len(*f.ReadOnly), MaxSandboxReadOnly)
+		}
+		for _, s := range *f.ReadOnly {
+			dir := string(s)
+			if err := checkAbsPath(dir); err != nil {
+				return Operator{}, fmt.Errorf("sandboxReadOnly: %w", err)
+			}
+			if slices.Contains(o.SandboxReadOnly, dir) {
+				return Operator{}, fmt.Errorf("sandboxReadOnly: %s is listed twice", quoteShort(dir))
+			}
+			o.SandboxReadOnly = append(o.SandboxReadOnly, dir)
 		}
 	}
 	for _, kind := range slices.Sorted(maps.Keys(f.EventModes)) {
@@ -156,7 +197,7 @@ func (rf operatorRepoFile) repo() (OperatorRepo, error) {
 	if err := checkRepoName(r.Name); err != nil {
 		return OperatorRepo{}, err
 	}
-	if err := checkCheckoutPath(r.Path); err != nil {
+	if err := checkAbsPath(r.Path); err != nil {
 		return OperatorRepo{}, err
 	}
 	if err := checkRemote(r.Remote); err != nil {
@@ -178,7 +219,7 @@ func checkRepoName(name string) error {
 	return nil
 }
 
-func checkCheckoutPath(p string) error {
+func checkAbsPath(p string) error {
 	if bad := plainText(p); bad != "" {
 		return fmt.Errorf("path %s", bad)
 	}
@@ -230,15 +271,17 @@ func (o Operator) MarshalYAML() (any, error) {
 		Remote string `yaml:"remote"`
 	}
 	type file struct {
-		Ceiling      string            `yaml:"ceiling"`
-		Isolation    []string          `yaml:"isolation"`
-		EventModes   map[string]string `yaml:"eventModes,omitempty"`
-		Repositories []repo            `yaml:"repositories,omitempty"`
+		Ceiling         string            `yaml:"ceiling"`
+		Isolation       []string          `yaml:"isolation"`
+		EventModes      map[string]string `yaml:"eventModes,omitempty"`
+		Repositories    []repo            `yaml:"repositories,omitempty"`
+		CheckTimeout    string            `yaml:"checkTimeout"`
+		SandboxReadOnly []string          `yaml:"sandboxReadOnly,omitempty"`
 	}
 	if !o.Ceiling.valid() {
 		return nil, fmt.Errorf("marshal operator: ceiling %v is not a mode", o.Ceiling)
 	}
-	f := file{Ceiling: o.Ceiling.String(), Isolation: o.Isolation}
+	f := file{Ceiling: o.Ceiling.String(), Isolation: o.Isolation, CheckTimeout: o.CheckTimeout.String(), SandboxReadOnly: o.SandboxReadOnly}
 	for kind, m := range o.EventModes {
 		if !m.valid() {
 			return nil, fmt.Errorf("marshal operator: event mode %v is not a mode", m)

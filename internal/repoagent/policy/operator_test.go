@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -21,6 +22,8 @@ repositories:
   - name: group/sub/tool
     path: /srv/checkouts/tool
     remote: upstream
+checkTimeout: 20m
+sandboxReadOnly: [/opt/go, /root/.pyenv]
 `
 
 // repos builds an operator file listing repositories, one "name path"
@@ -52,18 +55,34 @@ var operatorCases = []operatorCase{
 			{Name: "acme/widgets", Path: "/srv/checkouts/widgets", Remote: "origin"},
 			{Name: "group/sub/tool", Path: "/srv/checkouts/tool", Remote: "upstream"},
 		},
+		CheckTimeout:    20 * time.Minute,
+		SandboxReadOnly: []string{"/opt/go", "/root/.pyenv"},
 	}},
 	{name: "empty", in: "", want: DefaultOperator()},
 	{name: "comments", in: "# operator\n", want: DefaultOperator()},
-	{name: "ceiling only", in: "ceiling: autonomous\n", want: Operator{Ceiling: Autonomous, Isolation: []string{Local}}},
-	{name: "container only", in: "isolation: [container]\n", want: Operator{Isolation: []string{Container}}},
-	{name: "sibling paths", in: repos("a/b /srv/a", "a/c /srv/ab", "a/d /srv/a-b"), want: Operator{Isolation: []string{Local}, Repositories: []OperatorRepo{
+	{name: "ceiling only", in: "ceiling: autonomous\n", want: Operator{Ceiling: Autonomous, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout}},
+	{name: "container only", in: "isolation: [container]\n", want: Operator{Isolation: []string{Container}, CheckTimeout: DefaultCheckTimeout}},
+	{name: "sibling paths", in: repos("a/b /srv/a", "a/c /srv/ab", "a/d /srv/a-b"), want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
 		{Name: "a/b", Path: "/srv/a", Remote: "origin"}, {Name: "a/c", Path: "/srv/ab", Remote: "origin"}, {Name: "a/d", Path: "/srv/a-b", Remote: "origin"},
 	}}},
-	{name: "dotted names", in: repos("my.org/my_repo-2.go /x"), want: Operator{Isolation: []string{Local}, Repositories: []OperatorRepo{
+	{name: "dotted names", in: repos("my.org/my_repo-2.go /x"), want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
 		{Name: "my.org/my_repo-2.go", Path: "/x", Remote: "origin"},
 	}}},
+	{name: "check timeout", in: "checkTimeout: 90s\n", want: Operator{Isolation: []string{Local}, CheckTimeout: 90 * time.Second}},
+	{name: "check timeout bounds", in: "checkTimeout: 1h\n", want: Operator{Isolation: []string{Local}, CheckTimeout: time.Hour}},
+	{name: "read-only binds", in: "sandboxReadOnly: [/usr/local/go]\n", want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, SandboxReadOnly: []string{"/usr/local/go"}}},
 
+	{name: "check timeout short", in: "checkTimeout: 500ms\n", err: `checkTimeout "500ms": want a duration from 1s to 1h0m0s`},
+	{name: "check timeout long", in: "checkTimeout: 2h\n", err: "want a duration"},
+	{name: "check timeout negative", in: "checkTimeout: -1m\n", err: "want a duration"},
+	{name: "check timeout unitless", in: "checkTimeout: '600'\n", err: "want a duration"},
+	{name: "check timeout number", in: "checkTimeout: 600\n", err: "want a string"},
+	{name: "read-only relative", in: "sandboxReadOnly: [opt/go]\n", err: `sandboxReadOnly: path "opt/go": must be an absolute, clean path`},
+	{name: "read-only root", in: "sandboxReadOnly: [/]\n", err: "below the root"},
+	{name: "read-only unclean", in: "sandboxReadOnly: [/opt/../etc]\n", err: "clean path"},
+	{name: "read-only twice", in: "sandboxReadOnly: [/opt/go, /opt/go]\n", err: `"/opt/go" is listed twice`},
+	{name: "read-only newline", in: "sandboxReadOnly: [\"/opt/\\ngo\"]\n", err: "control character"},
+	{name: "read-only scalar", in: "sandboxReadOnly: /opt/go\n", err: "into a list of strings"},
 	{name: "unknown field", in: "ceiling: fix\nmaxRuns: 3\n", err: "field maxRuns is not an operator field"},
 	{name: "unknown repository field", in: "repositories:\n  - name: a/b\n    path: /x\n    branch: main\n", err: "field branch is not a repositories field"},
 	{name: "ceiling number", in: "ceiling: 2\n", err: "want a mode"},
@@ -113,7 +132,7 @@ var operatorCases = []operatorCase{
 	{name: "webhook secret", in: "webhookSecret: x\n", is: ErrEndpointOrCredential},
 	{name: "alias", in: "ceiling: &c fix\neventModes: {push: *c}\n", err: "anchors and aliases"},
 	{name: "two documents", in: "ceiling: fix\n---\nceiling: observe\n", err: "more than one YAML document"},
-	{name: "not a mapping", in: "[fix]\n", err: "must be a mapping of fields (ceiling, isolation, eventModes, repositories)"},
+	{name: "not a mapping", in: "[fix]\n", err: "must be a mapping of fields (ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly)"},
 	{name: "too large", in: "# " + strings.Repeat("x", MaxSize), is: ErrTooLarge},
 }
 
@@ -148,7 +167,8 @@ func TestParseOperator(t *testing.T) {
 
 func TestDefaultOperator(t *testing.T) {
 	o := DefaultOperator()
-	if o.Ceiling != Observe || !o.Provides(Local) || o.Provides(Container) || len(o.Repositories) != 0 {
+	if o.Ceiling != Observe || !o.Provides(Local) || o.Provides(Container) || len(o.Repositories) != 0 ||
+		o.CheckTimeout != 10*time.Minute || len(o.SandboxReadOnly) != 0 {
 		t.Errorf("DefaultOperator() = %+v", o)
 	}
 	for _, kind := range append(eventKinds, "", "release") {

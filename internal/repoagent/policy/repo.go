@@ -20,8 +20,8 @@ const (
 // it: a change the model is less than 90% confident in is not applied.
 const DefaultMinConfidence = 0.9
 
-// Isolation levels a repository may ask for in runner.isolation, and an
-// operator may provide.
+// Isolation levels a repository may ask for in runner.isolation, an
+// operator may provide, and the runner reports as what ran.
 const (
 	Local     = "local"     // the runner's own user, no sandbox
 	Container = "container" // an ephemeral sandbox: the only level that counts as isolated

@@ -87,7 +87,7 @@ var typeNames = strings.NewReplacer(
 	"not found in type policy.repoFile", "is not a policy field (mode, autofix, checks, runner)",
 	"not found in type policy.autofixFile", "is not an autofix field (enabled, minConfidence, allowedChangeRisks, requireIsolated)",
 	"not found in type policy.runnerFile", "is not a runner field (isolation)",
-	"not found in type policy.operatorFile", "is not an operator field (ceiling, isolation, eventModes, repositories)",
+	"not found in type policy.operatorFile", "is not an operator field (ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly)",
 	"not found in type policy.operatorRepoFile", "is not a repositories field (name, path, remote)",
 	"into policy.autofixFile", "into autofix, a mapping",
 	"into policy.runnerFile", "into runner, a mapping",

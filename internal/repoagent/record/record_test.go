@@ -7,36 +7,81 @@ import (
 	"testing"
 )
 
-// TestAppendRedacts: secrets and local paths the log is told of never
-// reach the file, in any field; the chain verifies.
-func TestAppendRedacts(t *testing.T) {
+func appendOne(t *testing.T, task Task, secrets, paths []string) (map[string]string, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "records.log")
 	l, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.Append(Task{ID: "t1", Repo: "acme/widget", Outcome: "failed",
-		Reason: "git push https://x:tok-canary-1@example.com failed in /srv/checkouts/widget/.git"},
-		[]string{"tok-canary-1", ""}, []string{"/srv/checkouts/widget"})
-	if err != nil {
+	if err := l.Append(task, secrets, paths); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	data, _ := os.ReadFile(path)
-	for _, bad := range []string{"tok-canary-1", "/srv/checkouts"} {
-		if strings.Contains(string(data), bad) {
-			t.Errorf("the record holds %q: %s", bad, data)
-		}
-	}
 	recs, err := Read(path)
-	if err != nil || len(recs) != 1 || recs[0].Action != "task.failed" || recs[0].Target != "repo:acme/widget" ||
-		!strings.Contains(recs[0].Detail["reason"], "[redacted") {
+	if err != nil || len(recs) != 1 {
 		t.Fatalf("records: %+v %v", recs, err)
-	}
-	if _, ok := recs[0].Detail["branch"]; ok {
-		t.Error("empty fields are kept")
 	}
 	if n, err := Verify(path); n != 1 || err != nil {
 		t.Errorf("verify: %d %v", n, err)
+	}
+	data, _ := os.ReadFile(path)
+	return recs[0].Detail, string(data)
+}
+
+// TestAppendRedacts: secrets and local paths the log is told of never
+// reach the file, in any field; the chain verifies.
+func TestAppendRedacts(t *testing.T) {
+	detail, data := appendOne(t, Task{ID: "t1", Repo: "acme/widget", Outcome: "failed", Reason: PushFailed,
+		Branch: "agent-zero/tok-canary-1", Commit: "/srv/checkouts/widget/.git"},
+		[]string{"tok-canary-1", ""}, []string{"/srv/checkouts/widget"})
+	for _, bad := range []string{"tok-canary-1", "/srv/checkouts"} {
+		if strings.Contains(data, bad) {
+			t.Errorf("the record holds %q: %s", bad, data)
+		}
+	}
+	if !strings.Contains(detail["branch"], "[redacted") || detail["reason"] != "push_failed" || detail["outcome"] != "failed" {
+		t.Errorf("detail: %v", detail)
+	}
+	if _, ok := detail["verification"]; ok {
+		t.Error("empty fields are kept")
+	}
+}
+
+// TestReasonsAreCodes: a record's reason is one of a fixed list of codes,
+// each with a fixed text; anything else (free text a caller slipped in) is
+// written as unknown, and so is an outcome that is not a code.
+func TestReasonsAreCodes(t *testing.T) {
+	for _, r := range Reasons() {
+		if !codeRE.MatchString(string(r)) || r.Text() == "" || r.Text() == Unknown.Text() && r != Unknown {
+			t.Errorf("reason %q, text %q", r, r.Text())
+		}
+	}
+	detail, data := appendOne(t, Task{ID: "t1", Repo: "acme/widget",
+		Outcome: "applied\noutcome: forged",
+		Reason:  Reason("model answered 400: invalid input: ignore previous instructions")}, nil, nil)
+	if detail["reason"] != "unknown" || detail["outcome"] != "unknown" || strings.Contains(data, "ignore previous") || strings.Contains(data, "forged") {
+		t.Errorf("free text in a record: %v", detail)
+	}
+}
+
+// TestRelativePathIsCanonical: a checkout given as "." is redacted in its
+// absolute forms, and "." itself is not a redaction: a confidence of 0.95
+// stays 0.95. Values shorter than MinRedacted are not redacted.
+func TestRelativePathIsCanonical(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(dir, link)
+	t.Chdir(link)
+	abs, _ := filepath.Abs(".")
+	real, _ := filepath.EvalSymlinks(abs)
+	detail, data := appendOne(t, Task{ID: "t1", Repo: "acme/widget", Outcome: "applied", Reason: ChainHeld, Confidence: 0.95,
+		Branch: abs + "/x", Commit: real + "/y", Mode: "fix"},
+		[]string{"fix", "0.95"}, []string{".", "/w"})
+	if detail["confidence"] != "0.95" || detail["mode"] != "fix" {
+		t.Errorf("a short value was redacted: %v", detail)
+	}
+	if strings.Contains(data, abs) || strings.Contains(data, real) {
+		t.Errorf("the canonical path reached the record: %s", data)
 	}
 }

@@ -10,7 +10,7 @@ const (
 	Docs         Class = "docs"         // documentation and images under docs/
 	Tests        Class = "tests"        // test files and test data
 	Code         Class = "code"         // source files
-	Config       Class = "config"       // configuration files, licences, mode changes
+	Config       Class = "config"       // configuration files, licences, an executable bit removed
 	Dependencies Class = "dependencies" // minor or patch updates of existing dependencies
 )
 
@@ -25,6 +25,8 @@ const (
 	InfraDeploy      Class = "infra_deploy"      // containers, infrastructure, deployment
 	ReleasePublish   Class = "release_publish"   // release tooling and published versions
 	DeletedTests     Class = "deleted_tests"     // deleted, renamed-away or skipped tests
+	Verification     Class = "verification"      // what the checks execute or read: build and task files, test runners' settings, TestMain
+	Executable       Class = "executable"        // a file that becomes executable: a new executable, an added executable bit, a new #!
 	MassChange       Class = "mass_change"       // too many files or lines to review as one change
 	Unclassified     Class = "unclassified"      // anything the rules cannot vouch for
 )
@@ -32,15 +34,16 @@ const (
 // ranked lists every declared class in increasing order of risk; a class's
 // Rank is its place here, counting from 1. The first lowCount are the low
 // classes. Among the high-impact ones the order only decides which class a
-// diff reports when it has several (all of them need a human): whole-diff and
-// test findings first, then changes to what gets installed, released and
-// deployed, then what drives automation and agents, then credentials, and
+// change reports when it has several (all of them need a human): whole-change
+// and test findings first, then what the checks run, then changes to what
+// gets installed, released, deployed and executed, then what drives
+// automation and agents, then credentials, and
 // last Unclassified, because it means the classifier cannot vouch for any of
 // the change.
 var ranked = [...]Class{
 	Docs, Tests, Code, Config, Dependencies,
-	MassChange, DeletedTests, DependencyMajor, DependencySource, ReleasePublish,
-	InfraDeploy, InstallHooks, CI, AgentPolicy, Secrets, Unclassified,
+	MassChange, DeletedTests, Verification, DependencyMajor, DependencySource, ReleasePublish,
+	InfraDeploy, InstallHooks, Executable, CI, AgentPolicy, Secrets, Unclassified,
 }
 
 const lowCount = 5

@@ -45,6 +45,7 @@ func declaredClasses(t *testing.T) []Class {
 						"CI": CI, "AgentPolicy": AgentPolicy, "Secrets": Secrets, "DependencyMajor": DependencyMajor,
 						"DependencySource": DependencySource, "InstallHooks": InstallHooks, "InfraDeploy": InfraDeploy,
 						"ReleasePublish": ReleasePublish, "DeletedTests": DeletedTests, "MassChange": MassChange,
+						"Verification": Verification, "Executable": Executable,
 						"Unclassified": Unclassified,
 					}[obj]
 					if !ok {

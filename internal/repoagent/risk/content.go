@@ -1,12 +1,14 @@
 package risk
 
 import (
+	"bytes"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// contentRule is a pattern looked for in a file's added lines.
+// contentRule is a pattern looked for in the lines a change adds to a file.
 type contentRule struct {
 	re  *regexp.Regexp
 	why string
@@ -26,6 +28,28 @@ var secretRules = []contentRule{
 	{regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc`), "adds a PyPI token"},
 	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), "adds a Google API key"},
 	{regexp.MustCompile(`\bsk_live_[0-9A-Za-z]{20,}`), "adds a Stripe secret key"},
+}
+
+// anySecret matches where some secretRule does: one pass over each line.
+var anySecret = func() *regexp.Regexp {
+	var parts []string
+	for _, r := range secretRules {
+		parts = append(parts, "(?:"+r.re.String()+")")
+	}
+	return regexp.MustCompile(strings.Join(parts, "|"))
+}()
+
+// secretHints are literals one of which every secretRule's match holds: a
+// fast first test of a line.
+var secretHints = []string{"-----BEGIN", "AKIA", "ASIA", "gh", "github_pat_", "xox", "_authToken=", "glpat-", "npm_", "pypi-", "AIza", "sk_live_"}
+
+func mayHoldSecret(l string) bool {
+	for _, h := range secretHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // testRules say, per file extension, what a test definition and a test skip
@@ -91,54 +115,59 @@ const goSkips = `\b[tbf]\.Skip(?:Now|f)?\(`
 
 var goTestFileSkips = regexp.MustCompile(goSkips + `|^//\s*(?:go:build|\+build)\s`)
 
-// contentVerdict applies the content rules to a section's hunks. name is the
-// file's path, whose extension picks the test rules.
-func contentVerdict(s *section, name string) verdict {
+// contentVerdict applies the content rules to a text file's two sides:
+// credentials in the lines it adds, test definitions it loses and skips it
+// gains (counted over each whole side), and a file that becomes a script.
+func contentVerdict(c fileChange) verdict {
 	var v verdict
-	ext := strings.ToLower(path.Ext(name))
+	for _, l := range addedLines(c.old.data, c.new.data) {
+		if !mayHoldSecret(l) || !anySecret.MatchString(l) {
+			continue
+		}
+		for _, r := range secretRules {
+			if r.re.MatchString(l) {
+				v.raise(Secrets, r.why)
+			}
+		}
+	}
+	if c.new.ok && c.old.ok && (c.Status == 'M' || c.Status == 'R') &&
+		!bytes.HasPrefix(c.old.data, []byte("#!")) && bytes.HasPrefix(c.new.data, []byte("#!")) {
+		v.raise(Executable, "turns the file into a script (#!)")
+	}
+	name := c.NewPath
+	if name == "" {
+		name = c.OldPath
+	}
+	k := keyOf(name)
+	ext := path.Ext(string(k))
 	var defs, skips *regexp.Regexp
 	for _, r := range testRules {
-		for _, e := range r.exts {
-			if e == ext {
-				defs, skips = r.defs, r.skips
-			}
+		if slices.Contains(r.exts, ext) {
+			defs, skips = r.defs, r.skips
 		}
 	}
 	if ext == ".go" && isTestPath(name) {
 		skips = goTestFileSkips
 	}
-	var defsGone, skipsAdded int
-	for _, h := range s.hunks {
-		for _, line := range h.lines {
-			op, text := line[0], line[1:]
-			switch op {
-			case '+':
-				for _, r := range secretRules {
-					if r.re.MatchString(text) {
-						v.raise(Secrets, r.why)
-					}
-				}
-				if defs != nil && defs.MatchString(text) {
-					defsGone--
-				}
-				if skips != nil && skips.MatchString(text) {
-					skipsAdded++
-				}
-			case '-':
-				if defs != nil && defs.MatchString(text) {
-					defsGone++
-				}
-				if skips != nil && skips.MatchString(text) {
-					skipsAdded--
-				}
-			}
-		}
+	if defs == nil || c.Status == 'D' {
+		return v
 	}
-	if defsGone > 0 {
+	if count(defs, c.old.data) > count(defs, c.new.data) {
 		v.raise(DeletedTests, "removes more test definitions than it adds")
 	}
-	if skipsAdded > 0 {
+	if count(skips, c.new.data) > count(skips, c.old.data) {
 		v.raise(DeletedTests, "skips or narrows tests")
 	}
 	return v
+}
+
+// count returns how many lines of data re matches.
+func count(re *regexp.Regexp, data []byte) int {
+	n := 0
+	for _, l := range lines(data) {
+		if re.MatchString(l) {
+			n++
+		}
+	}
+	return n
 }

@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// Path rules match a file's path, lower-cased (so that a case-insensitive
-// checkout cannot dodge them), written in a small pattern language:
+// Path rules match a file's pathKey (see fold.go: folded, so that a
+// case-insensitive or normalizing checkout cannot dodge them), written in a
+// small pattern language of lower-case ASCII:
 //
 //	name       a glob (path.Match) on the last element, in any directory
 //	/glob      a glob on the whole path from the repository root
@@ -246,9 +247,6 @@ var lowRules = []pathRule{
 	{".env.sample", Config, "edits an environment template"},
 	{".env.template", Config, "edits an environment template"},
 	{".env.dist", Config, "edits an environment template"},
-	{"makefile", Config, "edits a Makefile"},
-	{"gnumakefile", Config, "edits a Makefile"},
-	{"*.mk", Config, "edits a Makefile"},
 
 	// Toolchain pins: which version of a language the checks use.
 	{".nvmrc", Dependencies, "edits a toolchain version"},
@@ -322,9 +320,10 @@ var (
 	}
 )
 
-// matchPath reports whether the lower-cased path p matches pattern (see the
-// pattern language above).
-func matchPath(pattern, p string) bool {
+// matchPath reports whether the folded path k matches pattern (see the
+// pattern language above). It is the one place paths meet patterns.
+func matchPath(pattern string, k pathKey) bool {
+	p := string(k)
 	elems := strings.Split(p, "/")
 	switch {
 	case strings.HasPrefix(pattern, "**/") && strings.HasSuffix(pattern, "/**"):
@@ -354,6 +353,9 @@ func matchPath(pattern, p string) bool {
 	}
 }
 
+// maxPath is Linux's PATH_MAX: git cannot check out a longer path.
+const maxPath = 4096
+
 // badPath says why a path cannot be classified by its name, or returns "".
 // Paths outside the repository, into .git, or that mean something else on
 // another file system (Windows separators, drive letters and alternate data
@@ -362,14 +364,29 @@ func badPath(p string) string {
 	switch {
 	case p == "":
 		return "the path is empty"
+	case len(p) > maxPath:
+		return "the path is longer than a checkout can hold"
 	case !utf8.ValidString(p):
 		return "the path is not valid UTF-8"
-	case strings.HasPrefix(p, "/"):
+	}
+	// The raw path, then the folded one: "．．", ".ＧＩＴ" and "＼" are
+	// caught there.
+	for _, q := range []string{p, string(keyOf(p))} {
+		if why := badSpelling(q); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func badSpelling(q string) string {
+	switch {
+	case strings.HasPrefix(q, "/"):
 		return "the path is absolute"
-	case strings.ContainsAny(p, `\:`):
+	case strings.ContainsAny(q, `\:`):
 		return "the path has a backslash or colon"
 	}
-	for _, r := range p {
+	for _, r := range q {
 		if r < 0x20 || r == 0x7f {
 			return "the path has a control character"
 		}
@@ -380,13 +397,13 @@ func badPath(p string) string {
 			return "the path has an invisible formatting character"
 		}
 	}
-	for _, e := range strings.Split(p, "/") {
-		switch low := strings.ToLower(e); {
+	for _, e := range strings.Split(q, "/") {
+		switch {
 		case e == "" || e == ".":
 			return "the path has an empty or . element"
 		case e == "..":
 			return "the path has a .. element"
-		case low == ".git" || low == "git~1":
+		case e == ".git" || e == "git~1":
 			return "the path is inside .git"
 		case strings.HasSuffix(e, ".") || strings.HasSuffix(e, " "):
 			return "a path element ends in a dot or space"
@@ -395,42 +412,40 @@ func badPath(p string) string {
 	return ""
 }
 
-// highPath applies every high-impact path rule to p.
-func highPath(p string) verdict {
+// highPath applies every high-impact path rule to k.
+func highPath(k pathKey) verdict {
 	var v verdict
-	lp := strings.ToLower(p)
-	base := path.Base(lp)
+	base := path.Base(string(k))
 	for _, r := range highRules {
 		if r.class == Secrets && slices.Contains(notSecret, base) {
 			continue
 		}
-		if matchPath(r.pattern, lp) {
+		if matchPath(r.pattern, k) {
 			v.raise(r.class, r.why)
 		}
 	}
 	return v
 }
 
-// lowPath gives the low class of p by the first low rule that matches, or
+// lowPath gives the low class of k by the first low rule that matches, or
 // Unclassified. Manifests are handled before this (see manifest.go).
-func lowPath(p string) verdict {
-	lp := strings.ToLower(p)
+func lowPath(k pathKey) verdict {
 	for _, r := range lowRules {
-		if matchPath(r.pattern, lp) {
+		if matchPath(r.pattern, k) {
 			return verdict{r.class, r.why}
 		}
 	}
-	if isDocsImage(lp) {
+	if isDocsImage(k) {
 		return verdict{Docs, "edits an image under docs/"}
 	}
 	// Named configuration before extensions: .eslintrc.cjs is
 	// configuration, and Config ranks above Code.
 	for _, n := range configNames {
-		if matchPath(n, lp) {
+		if matchPath(n, k) {
 			return verdict{Config, "edits a configuration file"}
 		}
 	}
-	ext := path.Ext(lp)
+	ext := path.Ext(string(k))
 	if slices.Contains(codeExts, ext) {
 		return verdict{Code, "edits source code"}
 	}
@@ -440,16 +455,16 @@ func lowPath(p string) verdict {
 	return verdict{Unclassified, "no rule knows this kind of file"}
 }
 
-// isDocsImage reports whether the lower-cased path is an image under a root
-// docs directory.
-func isDocsImage(lp string) bool {
-	first, _, found := strings.Cut(lp, "/")
-	return found && slices.Contains(docsDirs, first) && slices.Contains(docsImages, path.Ext(lp))
+// isDocsImage reports whether k is an image under a root docs directory.
+func isDocsImage(k pathKey) bool {
+	first, _, found := strings.Cut(string(k), "/")
+	return found && slices.Contains(docsDirs, first) && slices.Contains(docsImages, path.Ext(string(k)))
 }
 
-// isTestPath reports whether p is a test file by the low rules.
+// isTestPath reports whether p is a test file or test data by the low
+// rules; "" is not.
 func isTestPath(p string) bool {
-	return lowPath(p).class == Tests
+	return p != "" && lowPath(keyOf(p)).class == Tests
 }
 
 // isTestFile reports whether p is named like a test (by a Tests rule that
@@ -457,12 +472,12 @@ func isTestPath(p string) bool {
 // under testdata/, and for Go not under a directory the go command skips
 // (a name starting with "_" or ".").
 func isTestFile(p string) bool {
-	lp := strings.ToLower(p)
-	if matchPath("**/testdata/**", lp) {
+	k := keyOf(p)
+	if matchPath("**/testdata/**", k) {
 		return false
 	}
-	elems := strings.Split(lp, "/")
-	if path.Ext(lp) == ".go" {
+	elems := strings.Split(string(k), "/")
+	if path.Ext(string(k)) == ".go" {
 		for _, e := range elems[:len(elems)-1] {
 			if strings.HasPrefix(e, "_") || strings.HasPrefix(e, ".") {
 				return false
@@ -470,7 +485,7 @@ func isTestFile(p string) bool {
 		}
 	}
 	for _, r := range lowRules {
-		if r.class == Tests && !strings.HasPrefix(r.pattern, "**/") && matchPath(r.pattern, lp) {
+		if r.class == Tests && !strings.HasPrefix(r.pattern, "**/") && matchPath(r.pattern, k) {
 			return true
 		}
 	}

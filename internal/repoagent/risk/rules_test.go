@@ -21,6 +21,12 @@ func TestPatternsValid(t *testing.T) {
 	for _, m := range manifests {
 		patterns = append(patterns, m.names...)
 	}
+	for _, r := range surfaceRules {
+		patterns = append(patterns, r.pattern)
+	}
+	for _, r := range toolRules {
+		patterns = append(patterns, r.patterns...)
+	}
 	for _, p := range patterns {
 		if p != strings.ToLower(p) {
 			t.Errorf("pattern %q is not lower-case", p)
@@ -28,6 +34,16 @@ func TestPatternsValid(t *testing.T) {
 		glob := strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(p, "**/"), "/**"), "/")
 		if _, err := path.Match(glob, ""); err != nil {
 			t.Errorf("pattern %q: %v", p, err)
+		}
+	}
+	for _, r := range surfaceRules {
+		if r.class != Verification || r.why == "" {
+			t.Errorf("surface rule %q: class %s, reason %q", r.pattern, r.class, r.why)
+		}
+	}
+	for _, p := range patterns {
+		if string(keyOf(p)) != p {
+			t.Errorf("pattern %q is not its own fold %q: no path could match it", p, keyOf(p))
 		}
 	}
 	for _, r := range append(highRules, lowRules...) {
@@ -195,7 +211,7 @@ func TestPathRules(t *testing.T) {
 		".prettierrc":       Config,
 		".eslintrc.cjs":     Config,
 		"tsconfig.app.json": Config,
-		"Makefile":          Config,
+		"Makefile":          Verification, // the checks may run it (surface.go)
 		"LICENSE":           Config,
 		"COPYING":           Config,
 		"x.toml":            Config,
@@ -206,13 +222,13 @@ func TestPathRules(t *testing.T) {
 		"assets/logo.png": Unclassified, // an image outside docs/ is not docs (and would be binary)
 	}
 	for p, want := range cases {
-		got := Classify(modify(p, "-a", "+b"))
+		got := oneLine(p).classify()
 		if got.Class != want {
 			t.Errorf("%s: %s (%v), want %s", p, got.Class, got.Reasons, want)
 		}
 		// Case must not matter: a case-insensitive checkout sees the same file.
-		if up := Classify(modify(strings.ToUpper(p), "-a", "+b")); want.HighImpact() && !up.Class.HighImpact() {
-			t.Errorf("%s: upper-cased, %s, want high", p, up.Class)
+		if up := oneLine(strings.ToUpper(p)).classify(); up.Class != want {
+			t.Errorf("%s: upper-cased, %s, want %s", p, up.Class, want)
 		}
 	}
 }
@@ -222,6 +238,7 @@ func TestBadPaths(t *testing.T) {
 	bad := []string{
 		"", "/etc/x", "a//b", "a/./b", "../a", "a/..", "a/.git/config", ".GIT/hooks/x", "git~1/x",
 		`a\b`, "c:x", "a\x01b", "a\x7fb", "a./b", "a /b", "\xff",
+		".ＧＩＴ/config", "a/．．/b", "a/\u2024\u2024/b", ".git\u200d/config",
 	}
 	for _, p := range bad {
 		if badPath(p) == "" {
@@ -258,7 +275,7 @@ func TestMatchPath(t *testing.T) {
 		{"/docs/**/*.txt", "x/docs/a/c.txt", false},
 	}
 	for _, tc := range cases {
-		if got := matchPath(tc.pattern, tc.path); got != tc.want {
+		if got := matchPath(tc.pattern, keyOf(tc.path)); got != tc.want {
 			t.Errorf("matchPath(%q, %q) = %v", tc.pattern, tc.path, got)
 		}
 	}

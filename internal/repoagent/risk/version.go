@@ -157,3 +157,18 @@ func versionChange(name, old, new string, zeroMinorBreaks bool) verdict {
 	}
 	return verdict{Dependencies, "updates " + name + " within its major version"}
 }
+
+// smallNumber reads up to nine decimal digits.
+func smallNumber(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/repoagent/policy"
+	"github.com/zero-dev/zero/internal/repoagent/record"
 	"github.com/zero-dev/zero/internal/repoagent/webhook"
 )
 
@@ -82,9 +83,10 @@ func review(ctx context.Context, client *model.Client, roots *fsroot.Set, e *web
 	}
 	_, final, err := client.Converse(ctx, req, toolFuncs(roots), maxTurns)
 	if err != nil {
-		return Review{}, fmt.Errorf("the model: %w", err)
+		return Review{}, fail(record.ModelFailed, fmt.Errorf("the model: %w", err))
 	}
-	return parseReview(final.Content)
+	r, err := parseReview(final.Content)
+	return r, fail(record.ModelAnswerInvalid, err)
 }
 
 func clip(s string, n int) string {

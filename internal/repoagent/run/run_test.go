@@ -97,11 +97,18 @@ type env struct {
 
 func setup(t testing.TB, policyYAML string) *env {
 	t.Helper()
-	e := &env{}
 	files := map[string]string{"README.md": "helo\n"}
 	if policyYAML != "" {
 		files[PolicyFile] = policyYAML
 	}
+	return setupFiles(t, files)
+}
+
+// setupFiles makes the checkout and its remote with files on main, and
+// Agent Zero's state and records.
+func setupFiles(t testing.TB, files map[string]string) *env {
+	t.Helper()
+	e := &env{}
 	e.checkout, e.remote = testgit.Repo(t, files)
 	dir := t.TempDir()
 	var err error
@@ -152,19 +159,22 @@ func TestOutcomes(t *testing.T) {
 		event     *webhook.Event
 		requested policy.Mode
 		want      policy.Outcome
+		files     map[string]string // instead of the README, when set
 	}{
-		{"observed", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.Observed},
-		{"no change", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.NoChange},
-		{"observe", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.RefusedMode},
-		{"autofix disabled", strings.Replace(fixPolicy, "enabled: true", "enabled: false", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedAutofixDisabled},
-		{"low confidence", fixPolicy, answer(fixReadme, 0.5), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedLowConfidence},
-		{"risk not allowed", strings.Replace(fixPolicy, "[docs]", "[tests]", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedRiskNotAllowed},
-		{"high impact", fixPolicy, answer(touchWorkflow, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.HeldHighImpact},
-		{"checks fail", strings.Replace(fixPolicy, "[grep, -q, hello, README.md]", "[grep, -q, goodbye, README.md]", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedChecksFailed},
-		{"not isolated", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous, "local"), nil, policy.Fix, policy.RefusedNotIsolated},
-		{"applied", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.Applied},
-		{"applied isolated", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous, "local", "container"), nil, policy.Fix, policy.Applied},
-		{"failed", fixPolicy, "this is not JSON", operatorWith(policy.Autonomous), prEvent, policy.Fix, Failed},
+		{"observed", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.Observed, nil},
+		{"no change", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.NoChange, nil},
+		{"observe", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.RefusedMode, nil},
+		{"autofix disabled", strings.Replace(fixPolicy, "enabled: true", "enabled: false", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedAutofixDisabled, nil},
+		{"low confidence", fixPolicy, answer(fixReadme, 0.5), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedLowConfidence, nil},
+		{"risk not allowed", strings.Replace(fixPolicy, "[docs]", "[tests]", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedRiskNotAllowed, nil},
+		{"high impact", fixPolicy, answer(touchWorkflow, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.HeldHighImpact, nil},
+		{"checks fail", strings.Replace(fixPolicy, "[grep, -q, hello, README.md]", "[grep, -q, goodbye, README.md]", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedChecksFailed, nil},
+		{"not isolated", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous, "local"), nil, policy.Fix, policy.RefusedNotIsolated, nil},
+		{"applied", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.Applied, nil},
+		{"applied isolated", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous, "local", "container"), nil, policy.Fix, policy.Applied, nil},
+		{"failed", fixPolicy, "this is not JSON", operatorWith(policy.Autonomous), prEvent, policy.Fix, Failed, nil},
+		{"verification changed", goPolicy, answer(diffOf(t, goModule, goEditedTest), 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedVerificationChanged, goModule},
+		{"applied with new tests", goPolicy, answer(diffOf(t, goModule, goNewTest), 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.Applied, goModule},
 	}
 	covered := map[policy.Outcome]bool{}
 	for _, tc := range tests {
@@ -178,6 +188,9 @@ func TestOutcomes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, tc.policy)
+			if tc.files != nil {
+				e = setupFiles(t, withPolicy(tc.files, tc.policy))
+			}
 			before := testgit.TreeHash(t, e.checkout)
 			c, _ := newModel(t, tc.answer)
 			rep, err := Run(context.Background(), e.options(c, tc.operator, tc.event, tc.requested))
@@ -195,8 +208,13 @@ func TestOutcomes(t *testing.T) {
 				if !strings.Contains(branches, "refs/heads/agent-zero/"+rep.TaskID) || rep.Commit == "" {
 					t.Fatalf("no branch pushed: %q", branches)
 				}
-				if got := testgit.Run(t, e.remote, "show", rep.Commit+":README.md"); got != "hello" {
-					t.Errorf("the pushed README: %q", got)
+				if tc.files == nil {
+					if got := testgit.Run(t, e.remote, "show", rep.Commit+":README.md"); got != "hello" {
+						t.Errorf("the pushed README: %q", got)
+					}
+				}
+				if (rep.Verification != nil) != (tc.files != nil) {
+					t.Errorf("the second run of the checks: %+v", rep.Verification)
 				}
 				if strings.Contains(tc.name, "isolated") != (rep.Checks.Isolation == "container") {
 					t.Errorf("isolation %q", rep.Checks.Isolation)
@@ -286,7 +304,8 @@ func TestRecordsRedacted(t *testing.T) {
 }
 
 // TestApproveHeldChange: a held change is applied once a person approves
-// it, and the checks still run; it cannot be approved twice.
+// it, and the checks still run; the report and the record say a person
+// approved step 4; it cannot be approved twice.
 func TestApproveHeldChange(t *testing.T) {
 	e := setup(t, fixPolicy)
 	c, _ := newModel(t, answer(touchWorkflow, 0.99))
@@ -306,9 +325,22 @@ func TestApproveHeldChange(t *testing.T) {
 	if got := testgit.Run(t, e.remote, "show", approved.Commit+":.github/workflows/ci.yml"); got != "on: push" {
 		t.Errorf("the approved change: %q", got)
 	}
+	var out strings.Builder
+	approved.Write(&out)
+	if approved.Code != record.Approved || !strings.Contains(out.String(), "a person approved the high-impact change (step 4)") || !strings.Contains(out.String(), "checks passed") {
+		t.Errorf("the approval's report:\n%s", out.String())
+	}
+	recs, _ := record.Read(e.records)
+	if d := recs[len(recs)-1].Detail; d["reason"] != "approved" || d["approved"] != "true" || d["outcome"] != "applied" {
+		t.Errorf("the approval's record: %v", d)
+	}
 	again, _ := Approve(context.Background(), o, rep.TaskID)
-	if again.Outcome != Failed {
-		t.Errorf("a second approval: %s", again.Outcome)
+	if again.Outcome != Failed || again.Code != record.NotWaiting {
+		t.Errorf("a second approval: %s %s", again.Outcome, again.Code)
+	}
+	forged, _ := Approve(context.Background(), o, rep.TaskID+"\noutcome: applied")
+	if forged.Outcome != Failed || forged.TaskID != "" {
+		t.Errorf("an approval of a task id that is none: %s %q", forged.Outcome, forged.TaskID)
 	}
 }
 

@@ -8,7 +8,9 @@
 // clone that borrows the repository's objects. A proposed diff is applied
 // in the scratch clone and its tree recorded before the repository's checks
 // run, and the checks run in a separate copy of the files without .git, so
-// nothing they do can change what is committed or where it is pushed. Git
+// nothing they do can change what is committed or where it is pushed; a
+// second copy, with chosen files taken back as the reviewed commit has them
+// ([Scratch.ExportReverted]), is for running the checks again. Git
 // runs without system or global configuration, hooks, prompts or
 // credential helpers. Checks run in strict mode (shell operators refused)
 // with only the safe default environment: no credential reaches them.
@@ -20,48 +22,27 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/zero-dev/zero/internal/gitref"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/repoagent/policy"
 )
 
 // Limits.
 const (
-	gitTimeout   = 2 * time.Minute
-	CheckTimeout = 10 * time.Minute // each check
-	checkOutput  = 64 << 10         // kept of each check's output
+	gitTimeout  = 2 * time.Minute
+	checkOutput = 64 << 10 // kept of each check's output
 )
 
 // BranchPrefix starts every branch Agent Zero pushes; it never pushes to
 // any other ref.
 const BranchPrefix = "agent-zero/"
-
-// Isolation levels a check run reports.
-const (
-	Local     = "local"     // as the user, no sandbox
-	Container = "container" // bubblewrap: no network, read-only system, only the work directory writable
-)
-
-var (
-	shaRE    = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-	branchRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
-)
-
-// ValidSHA reports whether s is a full commit id.
-func ValidSHA(s string) bool { return shaRE.MatchString(s) }
-
-// ValidBranch reports whether s is a plain branch name: no "..", no
-// leading "-" or "/", no control characters, not ending in ".lock" or "/".
-func ValidBranch(s string) bool {
-	return branchRE.MatchString(s) && !strings.Contains(s, "..") && !strings.HasPrefix(s, "-") &&
-		!strings.HasPrefix(s, "/") && !strings.HasSuffix(s, "/") && !strings.HasSuffix(s, ".lock") && !strings.Contains(s, "//")
-}
 
 // Repo is a repository Agent Zero only reads.
 type Repo struct {
@@ -103,7 +84,7 @@ func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 // one.
 func (r *Repo) DefaultBranch(ctx context.Context, remote string) (string, error) {
 	if ref, err := r.git(ctx, "symbolic-ref", "--quiet", "refs/remotes/"+remote+"/HEAD"); err == nil {
-		if b, ok := strings.CutPrefix(ref, "refs/remotes/"+remote+"/"); ok && ValidBranch(b) {
+		if b, ok := strings.CutPrefix(ref, "refs/remotes/"+remote+"/"); ok && gitref.ValidBranch(b) {
 			return b, nil
 		}
 	}
@@ -118,7 +99,7 @@ func (r *Repo) DefaultBranch(ctx context.Context, remote string) (string, error)
 // BranchSHA returns the commit a branch points at: the remote's copy when
 // the checkout has one, else the local branch.
 func (r *Repo) BranchSHA(ctx context.Context, remote, branch string) (string, error) {
-	if !ValidBranch(branch) {
+	if !gitref.ValidBranch(branch) {
 		return "", fmt.Errorf("branch name %q refused", branch)
 	}
 	if sha, err := r.Resolve(ctx, "refs/remotes/"+remote+"/"+branch); err == nil {
@@ -133,7 +114,7 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("revision %q refused", rev)
 	}
 	sha, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if err != nil || !ValidSHA(sha) {
+	if err != nil || !gitref.ValidSHA(sha) {
 		return "", fmt.Errorf("no commit %q", rev)
 	}
 	return sha, nil
@@ -142,7 +123,7 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 // RemoteHead asks the remote at url which commit a branch is at now
 // (git ls-remote, which writes nothing).
 func (r *Repo) RemoteHead(ctx context.Context, url, branch, token string) (string, error) {
-	if !ValidBranch(branch) || url == "" || strings.HasPrefix(url, "-") {
+	if !gitref.ValidBranch(branch) || url == "" || strings.HasPrefix(url, "-") {
 		return "", errors.New("ls-remote: bad branch or remote")
 	}
 	out, err := git(ctx, r.roots, r.dir, nil, authEnv(url, token), "ls-remote", "--heads", "--", url, "refs/heads/"+branch)
@@ -150,7 +131,7 @@ func (r *Repo) RemoteHead(ctx context.Context, url, branch, token string) (strin
 		return "", err
 	}
 	sha, ref, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
-	if ref != "refs/heads/"+branch || !ValidSHA(sha) {
+	if ref != "refs/heads/"+branch || !gitref.ValidSHA(sha) {
 		return "", fmt.Errorf("the remote has no branch %s", branch)
 	}
 	return sha, nil
@@ -174,7 +155,7 @@ type Scratch struct {
 // into the scratch clone from fetchURL, when one is given, with token as
 // for Push.
 func (r *Repo) NewScratch(ctx context.Context, parent, sha, fetchURL, token string) (*Scratch, error) {
-	if !ValidSHA(sha) {
+	if !gitref.ValidSHA(sha) {
 		return nil, fmt.Errorf("commit id %q refused", sha)
 	}
 	base, err := os.MkdirTemp(parent, "agent-zero-")
@@ -222,7 +203,7 @@ func (s *Scratch) Close() error {
 // (if given) when it does not: into the scratch clone, never into the
 // repository it borrows from.
 func (s *Scratch) Ensure(ctx context.Context, sha, url, token string) error {
-	if !ValidSHA(sha) {
+	if !gitref.ValidSHA(sha) {
 		return fmt.Errorf("commit id %q refused", sha)
 	}
 	if _, err := git(ctx, s.roots, s.Dir, nil, nil, "cat-file", "-e", sha+"^{commit}"); err == nil {
@@ -240,7 +221,7 @@ func (s *Scratch) Ensure(ctx context.Context, sha, url, token string) error {
 // FileAt returns a file's content at a commit the scratch clone has, and
 // false when the commit has no such file.
 func (s *Scratch) FileAt(ctx context.Context, sha, path string) ([]byte, bool, error) {
-	if !ValidSHA(sha) {
+	if !gitref.ValidSHA(sha) {
 		return nil, false, fmt.Errorf("commit id %q refused", sha)
 	}
 	if _, err := git(ctx, s.roots, s.Dir, nil, nil, "cat-file", "-e", sha+":"+path); err != nil {
@@ -261,7 +242,7 @@ func (s *Scratch) Apply(ctx context.Context, diff string) (string, error) {
 	}
 	out, err := git(ctx, s.roots, s.Dir, nil, nil, "write-tree")
 	tree := strings.TrimSpace(string(out))
-	if err != nil || !ValidSHA(tree) {
+	if err != nil || !gitref.ValidSHA(tree) {
 		return "", fmt.Errorf("write-tree: %v", err)
 	}
 	return tree, nil
@@ -270,24 +251,79 @@ func (s *Scratch) Apply(ctx context.Context, diff string) (string, error) {
 // Export writes the index's files, without .git, into a new directory for
 // the checks, and returns it.
 func (s *Scratch) Export(ctx context.Context) (string, error) {
-	dir := filepath.Join(s.base, "checks")
+	return s.exportIndex(ctx, "checks", nil)
+}
+
+// exportIndex writes the files of the index env names (the scratch
+// clone's with nil) into a new directory called name, and returns it.
+func (s *Scratch) exportIndex(ctx context.Context, name string, env map[string]string) (string, error) {
+	dir := filepath.Join(s.base, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, s.roots, s.Dir, nil, nil, "checkout-index", "--all", "--prefix="+dir+"/"); err != nil {
+	if _, err := git(ctx, s.roots, s.Dir, nil, env, "checkout-index", "--all", "--prefix="+dir+"/"); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
+// A Revert is one changed file to take back as the reviewed head has it:
+// NewPath, its path after the change, is removed, and OldPath, its path
+// before, is restored from the head. OldPath is empty for a file the
+// change added, NewPath for one it deleted; a renamed file has both.
+type Revert struct{ OldPath, NewPath string }
+
+// ExportReverted writes tree's files, with each of reverts taken back as
+// head has it, into a new directory for a second run of the checks, and
+// returns it. It works on an index of its own: the scratch clone's index,
+// and what a commit of tree holds, do not change.
+func (s *Scratch) ExportReverted(ctx context.Context, tree, head string, reverts []Revert) (string, error) {
+	if !gitref.ValidSHA(tree) || !gitref.ValidSHA(head) {
+		return "", errors.New("export: bad tree or head id")
+	}
+	env := map[string]string{"GIT_INDEX_FILE": filepath.Join(s.base, "reverted.index"), "GIT_LITERAL_PATHSPECS": "1"}
+	if _, err := git(ctx, s.roots, s.Dir, nil, env, "read-tree", tree); err != nil {
+		return "", err
+	}
+	var info bytes.Buffer
+	var old []string
+	for _, r := range reverts {
+		if r.NewPath != "" {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", len(head)), r.NewPath)
+		}
+		if r.OldPath != "" {
+			old = append(old, r.OldPath)
+		}
+	}
+	if len(old) > 0 {
+		out, err := git(ctx, s.roots, s.Dir, nil, env, append([]string{"ls-tree", "-z", "--full-tree", head, "--"}, old...)...)
+		if err != nil {
+			return "", err
+		}
+		// "mode type object\tpath", NUL-terminated: files, links and
+		// submodules go back into the index as they were; a directory
+		// the head has at such a path does not.
+		for _, entry := range bytes.Split(out, []byte{0}) {
+			if fields := strings.Fields(string(entry)); len(fields) >= 2 && (fields[1] == "blob" || fields[1] == "commit") {
+				info.Write(entry)
+				info.WriteByte(0)
+			}
+		}
+	}
+	if _, err := git(ctx, s.roots, s.Dir, info.Bytes(), env, "update-index", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	return s.exportIndex(ctx, "checks-reverted", env)
+}
+
 // Commit makes a commit of tree on top of parent, by Agent Zero.
 func (s *Scratch) Commit(ctx context.Context, tree, parent, message string) (string, error) {
-	if !ValidSHA(tree) || !ValidSHA(parent) {
+	if !gitref.ValidSHA(tree) || !gitref.ValidSHA(parent) {
 		return "", errors.New("commit: bad tree or parent id")
 	}
 	out, err := git(ctx, s.roots, s.Dir, []byte(message), identity, "commit-tree", tree, "-p", parent, "-F", "-")
 	sha := strings.TrimSpace(string(out))
-	if err != nil || !ValidSHA(sha) {
+	if err != nil || !gitref.ValidSHA(sha) {
 		return "", fmt.Errorf("commit-tree: %v", err)
 	}
 	return sha, nil
@@ -305,10 +341,10 @@ var identity = map[string]string{
 // an https remote as an HTTP header through git's environment, never on the
 // command line.
 func (s *Scratch) Push(ctx context.Context, url, commit, branch, defaultBranch, token string) error {
-	if !strings.HasPrefix(branch, BranchPrefix) || !ValidBranch(branch) || branch == defaultBranch {
+	if !strings.HasPrefix(branch, BranchPrefix) || !gitref.ValidBranch(branch) || branch == defaultBranch {
 		return fmt.Errorf("branch %q refused: Agent Zero pushes only to new %s... branches", branch, BranchPrefix)
 	}
-	if !ValidSHA(commit) || url == "" || strings.HasPrefix(url, "-") {
+	if !gitref.ValidSHA(commit) || url == "" || strings.HasPrefix(url, "-") {
 		return errors.New("push: bad commit or remote")
 	}
 	_, err := git(ctx, s.roots, s.Dir, nil, authEnv(url, token), "push", "--quiet", "--", url, commit+":refs/heads/"+branch)
@@ -352,7 +388,7 @@ func tail(b []byte, n int) string {
 type CheckResult struct {
 	Argv     []string
 	ExitCode int
-	TimedOut bool
+	TimedOut bool   // the check ran past its timeout and was killed
 	Output   string // the end of stdout and stderr, for the report
 }
 
@@ -360,39 +396,66 @@ type CheckResult struct {
 type Checks struct {
 	Ran       bool
 	Passed    bool
-	Isolation string // Local or Container: what actually ran
+	TimedOut  bool   // the last check ran past its timeout: not a verdict on the change
+	Isolation string // policy.Local or policy.Container: what actually ran
 	Results   []CheckResult
 }
 
-// ErrIsolationUnavailable reports that the container isolation was asked
-// for and cannot run here; no check ran.
-var ErrIsolationUnavailable = spawn.ErrIsolationUnavailable
+// CheckOptions say how checks run.
+type CheckOptions struct {
+	Contained bool          // in a bubblewrap sandbox, never falling back
+	Timeout   time.Duration // each check's; 0 means policy.DefaultCheckTimeout
+	ReadOnly  []string      // with Contained: more host directories shown read-only (spawn.Cmd.ReadOnly)
+}
+
+var (
+	// ErrIsolationUnavailable reports that the container isolation was
+	// asked for and cannot run here; no check ran.
+	ErrIsolationUnavailable = spawn.ErrIsolationUnavailable
+	// ErrNotFound reports a check whose program is not found, or, in the
+	// container, not visible there.
+	ErrNotFound = spawn.ErrNotFound
+)
+
+// IsolationAvailable reports whether the container isolation runs here:
+// nil, or an error wrapping ErrIsolationUnavailable that says why.
+func IsolationAvailable() error { return spawn.IsolationAvailable() }
 
 // RunChecks runs each check (an argv) in dir, in strict mode, with only
-// the safe default environment, in a bubblewrap sandbox when contained is
-// true (never falling back), and stops at the first failure.
-func RunChecks(ctx context.Context, dir string, checks [][]string, contained bool) (Checks, error) {
-	out := Checks{Isolation: Local, Passed: true}
+// the safe default environment, and stops at the first failure. When ctx
+// ends, it returns an error wrapping ctx's: what ran then is no verdict.
+func RunChecks(ctx context.Context, dir string, checks [][]string, o CheckOptions) (Checks, error) {
+	out := Checks{Isolation: policy.Local, Passed: true}
 	roots, err := fsroot.Open([]string{dir})
 	if err != nil {
 		return out, err
 	}
 	defer roots.Close()
 	isolation := spawn.None
-	if contained {
+	if o.Contained {
 		isolation = spawn.Bubblewrap
-		out.Isolation = Container
+		out.Isolation = policy.Container
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = policy.DefaultCheckTimeout
 	}
 	for _, argv := range checks {
 		if len(argv) == 0 {
 			return out, errors.New("an empty check")
 		}
-		res, err := spawn.Run(ctx, spawn.Cmd{
-			Program: argv[0], Args: argv[1:], Dir: dir, Roots: roots, Timeout: CheckTimeout,
+		cmd := spawn.Cmd{
+			Program: argv[0], Args: argv[1:], Dir: dir, Roots: roots, Timeout: o.Timeout,
 			OutputLimit: checkOutput, Strict: true, Isolation: isolation,
-		})
+		}
+		if o.Contained {
+			cmd.ReadOnly = o.ReadOnly
+		}
+		res, err := spawn.Run(ctx, cmd)
 		if err != nil {
 			return out, fmt.Errorf("check %q: %w", argv[0], err)
+		}
+		if ctx.Err() != nil {
+			return out, fmt.Errorf("check %q: %w", argv[0], ctx.Err())
 		}
 		out.Ran = true
 		if res.Isolation != isolation {
@@ -401,7 +464,7 @@ func RunChecks(ctx context.Context, dir string, checks [][]string, contained boo
 		r := CheckResult{Argv: argv, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: tail(append(res.Stdout, res.Stderr...), 2000)}
 		out.Results = append(out.Results, r)
 		if res.ExitCode != 0 || res.TimedOut {
-			out.Passed = false
+			out.Passed, out.TimedOut = false, res.TimedOut
 			break
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/repoagent/policy"
 	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/testnet"
 )
@@ -125,24 +126,46 @@ func TestPushOnlyToNewAgentBranches(t *testing.T) {
 	}
 }
 
+// TestDefaultBranchNamesAsGitReadsThem: a remote whose default branch git
+// accepts (fix/ümlaut, a+b) is read as such, by the same rules as the
+// webhook parser (package gitref); before, the runner's own rules refused
+// them.
+func TestDefaultBranchNamesAsGitReadsThem(t *testing.T) {
+	for _, branch := range []string{"fix/ümlaut", "a+b"} {
+		checkout, _ := testgit.Repo(t, map[string]string{"README.md": "hello\n"})
+		testgit.Run(t, checkout, "branch", "-m", "main", branch)
+		testgit.Run(t, checkout, "push", "-q", "origin", branch)
+		testgit.Run(t, checkout, "remote", "set-head", "origin", branch)
+		r, err := OpenRepo(checkout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.DefaultBranch(context.Background(), "origin")
+		r.Close()
+		if err != nil || got != branch {
+			t.Errorf("default branch %q: got %q, %v", branch, got, err)
+		}
+	}
+}
+
 // TestChecksStrictAndClean: shell operators in a check are refused, and a
 // check sees no credential from Zero's environment.
 func TestChecksStrictAndClean(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	if _, err := RunChecks(ctx, dir, [][]string{{"echo", "a", "&&", "touch", "x"}}, false); !errors.Is(err, spawn.ErrStrict) {
+	if _, err := RunChecks(ctx, dir, [][]string{{"echo", "a", "&&", "touch", "x"}}, CheckOptions{}); !errors.Is(err, spawn.ErrStrict) {
 		t.Errorf("&& in a check: %v", err)
 	}
 	t.Setenv("AGENT_ZERO_MODEL_API_KEY", "model-key-canary")
 	t.Setenv("AGENT_ZERO_GITHUB_TOKEN", "github-token-canary")
-	res, err := RunChecks(ctx, dir, [][]string{{"env"}}, false)
-	if err != nil || !res.Passed || res.Isolation != Local {
+	res, err := RunChecks(ctx, dir, [][]string{{"env"}}, CheckOptions{})
+	if err != nil || !res.Passed || res.Isolation != policy.Local {
 		t.Fatalf("env: %+v %v", res, err)
 	}
 	if strings.Contains(res.Results[0].Output, "canary") || !strings.Contains(res.Results[0].Output, "PATH=") {
 		t.Errorf("a check's environment: %s", res.Results[0].Output)
 	}
-	res, err = RunChecks(ctx, dir, [][]string{{"true"}, {"false"}, {"touch", "never"}}, false)
+	res, err = RunChecks(ctx, dir, [][]string{{"true"}, {"false"}, {"touch", "never"}}, CheckOptions{})
 	if err != nil || res.Passed || len(res.Results) != 2 {
 		t.Errorf("a failing check: %+v %v", res, err)
 	}
@@ -166,12 +189,120 @@ func TestContainedChecksCannotReachLoopback(t *testing.T) {
 	ln := testnet.Listen(t)
 	dial := [][]string{{filepath.Join(dir, "dial"), ln.Addr}}
 	ctx := context.Background()
-	contained, err := RunChecks(ctx, dir, dial, true)
-	if err != nil || contained.Isolation != Container || contained.Passed || ln.Accepted() != 0 {
+	contained, err := RunChecks(ctx, dir, dial, CheckOptions{Contained: true})
+	if err != nil || contained.Isolation != policy.Container || contained.Passed || ln.Accepted() != 0 {
 		t.Fatalf("contained: %+v %v, %d accepted", contained, err, ln.Accepted())
 	}
-	open, err := RunChecks(ctx, dir, dial, false)
+	open, err := RunChecks(ctx, dir, dial, CheckOptions{})
 	if n := ln.WaitAccepted(1, 5*time.Second); err != nil || !open.Passed || n != 1 {
 		t.Fatalf("not contained: %+v %v, %d accepted", open, err, n)
+	}
+}
+
+// TestExportReverted: the second export takes back the files it is told
+// of as the head has them (an edited test restored, an added one removed,
+// a renamed script put back under its old name with its mode, a deleted
+// one restored) and keeps every other change; the scratch clone's index,
+// what a commit holds, does not change.
+func TestExportReverted(t *testing.T) {
+	checkout, _ := testgit.Repo(t, map[string]string{
+		"add.go": "old code\n", "add_test.go": "old test\n", "gone_test.go": "gone\n", "check.sh": "old harness\n",
+	})
+	testgit.Run(t, checkout, "update-index", "--chmod=+x", "check.sh")
+	testgit.Run(t, checkout, "commit", "--quiet", "-m", "executable")
+	head := testgit.Run(t, checkout, "rev-parse", "HEAD")
+	os.WriteFile(filepath.Join(checkout, "add.go"), []byte("new code\n"), 0o644)
+	os.WriteFile(filepath.Join(checkout, "add_test.go"), []byte("new test\n"), 0o644)
+	os.WriteFile(filepath.Join(checkout, "main_test.go"), []byte("added test\n"), 0o644)
+	testgit.Run(t, checkout, "mv", "check.sh", "run.sh")
+	testgit.Run(t, checkout, "rm", "--quiet", "gone_test.go")
+	testgit.Run(t, checkout, "add", ".")
+	diff := testgit.Run(t, checkout, "diff", "--cached", "-M", "--binary", "HEAD") + "\n"
+	testgit.Run(t, checkout, "reset", "--quiet", "--hard", "HEAD")
+
+	ctx := context.Background()
+	r, err := OpenRepo(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s, err := r.NewScratch(ctx, t.TempDir(), head, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tree, err := s.Apply(ctx, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.ExportReverted(ctx, tree, head, []Revert{
+		{OldPath: "add_test.go", NewPath: "add_test.go"}, {NewPath: "main_test.go"},
+		{OldPath: "check.sh", NewPath: "run.sh"}, {OldPath: "gone_test.go"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"add.go": "new code\n", "add_test.go": "old test\n", "gone_test.go": "gone\n", "check.sh": "old harness\n"}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(want) {
+		t.Errorf("exported %d files, want %d: %v", len(entries), len(want), entries)
+	}
+	for name, content := range want {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != content {
+			t.Errorf("%s: %q %v, want %q", name, got, err, content)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "check.sh")); err != nil || fi.Mode()&0o100 == 0 {
+		t.Errorf("check.sh lost its executable bit: %v %v", fi, err)
+	}
+	if again, err := git(ctx, s.roots, s.Dir, nil, nil, "write-tree"); err != nil || strings.TrimSpace(string(again)) != tree {
+		t.Errorf("the scratch index changed: %s %v", again, err)
+	}
+	if _, err := s.ExportReverted(ctx, tree, "HEAD", nil); err == nil {
+		t.Error("a head that is not a commit id was accepted")
+	}
+}
+
+// TestChecksTimeoutAndCancel: a check that runs past its timeout is
+// reported as timed out, not as a plain failure; a check running when the
+// context is cancelled returns the context's error, promptly.
+func TestChecksTimeoutAndCancel(t *testing.T) {
+	dir := t.TempDir()
+	res, err := RunChecks(context.Background(), dir, [][]string{{"sleep", "10"}, {"touch", "never"}}, CheckOptions{Timeout: 300 * time.Millisecond})
+	if err != nil || res.Passed || !res.TimedOut || len(res.Results) != 1 || !res.Results[0].TimedOut {
+		t.Errorf("a check past its timeout: %+v %v", res, err)
+	}
+	res, err = RunChecks(context.Background(), dir, [][]string{{"true"}}, CheckOptions{Timeout: 5 * time.Second})
+	if err != nil || !res.Passed || res.TimedOut {
+		t.Errorf("a check within its timeout: %+v %v", res, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = RunChecks(ctx, dir, [][]string{{"sleep", "30"}}, CheckOptions{})
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Errorf("a cancelled check: %v after %v", err, time.Since(start))
+	}
+}
+
+// TestContainedChecksSeeReadOnlyDirs: a contained check whose program lies
+// outside /usr is not found in the sandbox, and runs once its directory is
+// among the operator's read-only directories.
+func TestContainedChecksSeeReadOnlyDirs(t *testing.T) {
+	if err := spawn.IsolationAvailable(); err != nil {
+		if os.Getenv("ZERO_REQUIRE_BWRAP") != "" {
+			t.Fatalf("bubblewrap is required: %v", err)
+		}
+		t.Skip(err)
+	}
+	tools, dir := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(tools, "lint"), []byte("#!/bin/sh\necho linted\n"), 0o755)
+	check := [][]string{{filepath.Join(tools, "lint")}}
+	if _, err := RunChecks(context.Background(), dir, check, CheckOptions{Contained: true}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("without the directory: %v", err)
+	}
+	res, err := RunChecks(context.Background(), dir, check, CheckOptions{Contained: true, ReadOnly: []string{tools}})
+	if err != nil || !res.Passed || res.Isolation != policy.Container || !strings.Contains(res.Results[0].Output, "linted") {
+		t.Errorf("with the directory: %+v %v", res, err)
 	}
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zero-dev/zero/internal/gitref"
 	"math"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -54,7 +54,6 @@ const (
 	MaxRepoSegments = 20       // segments of a GitLab project path
 	maxSegment      = 255
 	maxRepo         = 1024
-	maxBranch       = 255
 	maxAction       = 64
 )
 
@@ -381,9 +380,9 @@ func (e Event) validate() error {
 		return fmt.Errorf("%w: number out of range", ErrPayload)
 	case (e.Kind == KindPullRequest || e.Kind == KindIssue) && e.Number == 0:
 		return fmt.Errorf("%w: missing number", ErrPayload)
-	case !validSHA(e.HeadSHA):
+	case e.HeadSHA != "" && !gitref.ValidSHA(e.HeadSHA):
 		return fmt.Errorf("%w: head commit", ErrPayload)
-	case !validBranch(e.DefaultBranch):
+	case e.DefaultBranch != "" && !gitref.ValidBranch(e.DefaultBranch):
 		return fmt.Errorf("%w: default branch", ErrPayload)
 	case !validAction(e.Action):
 		return fmt.Errorf("%w: action", ErrPayload)
@@ -416,46 +415,6 @@ func validRepo(repo string, f Forge) bool {
 			if c := s[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-// validSHA reports whether s is "" or a SHA-1 or SHA-256 object name in
-// lowercase hex.
-func validSHA(s string) bool {
-	if s != "" && len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// validBranch reports whether s is "" or a branch name git would accept
-// (the rules of git check-ref-format), and, stricter than git, holds only
-// printable characters, no space, and does not start with '-'.
-func validBranch(s string) bool {
-	if s == "" {
-		return true
-	}
-	if len(s) > maxBranch || !utf8.ValidString(s) || s[0] == '-' || s == "@" ||
-		strings.HasSuffix(s, "/") || strings.HasSuffix(s, ".") ||
-		strings.Contains(s, "..") || strings.Contains(s, "@{") ||
-		strings.ContainsAny(s, " ~^:?*[\\") {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false // controls, DEL, and invisible format characters
-		}
-	}
-	for _, c := range strings.Split(s, "/") {
-		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") {
-			return false
 		}
 	}
 	return true
