@@ -64,6 +64,10 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("POST /api/servers/{id}/enable", w.api(approval, w.enableServer))
 	mux.Handle("POST /api/servers/{id}/disable", w.api(writer, w.disableServer))
 	mux.Handle("POST /api/servers/{id}/test", w.api(approval, w.testServer))
+	mux.Handle("POST /api/servers/{id}/tools/approve", w.api(approval, w.approveTools))
+	mux.Handle("POST /api/servers/{id}/tools/{name}/enable", w.api(approval, w.switchTool(true)))
+	mux.Handle("POST /api/servers/{id}/tools/{name}/disable", w.api(approval, w.switchTool(false)))
+	mux.Handle("POST /api/servers/{id}/debug-log", w.api(approval, w.setDebugLog))
 
 	mux.Handle("GET /api/tokens", w.api(owner, w.listTokens))
 	mux.Handle("POST /api/tokens", w.api(approval, w.createToken))
@@ -174,6 +178,7 @@ func authorize(need access, c *auth.Caller) error {
 // whose message stays in the server's log, not in the answer.
 func (w *Workspace) translate(err error) *apiError {
 	var ar *servers.ApprovalRequired
+	var tar *servers.ToolsApprovalRequired
 	var stale *servers.StaleError
 	var taken *servers.NameTakenError
 	var inv *servers.InvalidError
@@ -183,6 +188,10 @@ func (w *Workspace) translate(err error) *apiError {
 		e := fail(http.StatusConflict, "approval_required", "%v", err)
 		e.Preview = &ar.Preview
 		return e
+	case errors.As(err, &tar):
+		e := fail(http.StatusConflict, "approval_required", "%v", err)
+		e.Details = map[string]string{"tool_set_hash": tar.Listed}
+		return e
 	case errors.As(err, &stale):
 		e := fail(http.StatusConflict, "approval_required", "%v", err)
 		e.Preview, e.Current = &stale.Preview, &stale.Current
@@ -191,8 +200,10 @@ func (w *Workspace) translate(err error) *apiError {
 		return fail(http.StatusConflict, "name_taken", "%v", err)
 	case errors.As(err, &inv):
 		return fail(http.StatusBadRequest, "invalid_config", "%v", err)
-	case errors.Is(err, servers.ErrNotFound):
+	case errors.Is(err, servers.ErrNotFound), errors.Is(err, servers.ErrNoSuchTool):
 		return fail(http.StatusNotFound, "not_found", "%v", err)
+	case errors.Is(err, servers.ErrDisabled):
+		return fail(http.StatusConflict, "server_disabled", "%v", err)
 	case errors.Is(err, secrets.ErrOpen):
 		return fail(http.StatusConflict, "secret_unavailable",
 			"a stored secret was not sealed for this configuration's approved fingerprint; set the secret again and approve")
@@ -381,6 +392,50 @@ func (w *Workspace) testServer(r *http.Request, c *auth.Caller) (any, error) {
 		return nil, err
 	}
 	return w.servers.Test(r.Context(), c.Actor(), id)
+}
+
+// approveTools approves a server's tools as last listed: the request
+// echoes their tool set hash (listed_tool_set_hash). A stale hash answers
+// 409 approval_required with the hash to review in details and the server
+// as it is now in current.
+func (w *Workspace) approveTools(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[struct {
+		ToolSetHash string `json:"tool_set_hash"`
+	}](r)
+	if err != nil {
+		return nil, err
+	}
+	s, err := w.servers.ApproveTools(r.Context(), c.Actor(), id, req.ToolSetHash)
+	var tar *servers.ToolsApprovalRequired
+	if errors.As(err, &tar) {
+		e := w.translate(err)
+		if now, gerr := w.servers.Get(r.Context(), id); gerr == nil {
+			e.Current = &now
+		}
+		return nil, e
+	}
+	return s, err
+}
+
+// switchTool switches one tool of a server on or off.
+func (w *Workspace) switchTool(on bool) handler {
+	return func(r *http.Request, c *auth.Caller) (any, error) {
+		id, err := pathID(r)
+		if err != nil {
+			return nil, err
+		}
+		return w.servers.SetToolEnabled(r.Context(), c.Actor(), id, r.PathValue("name"), on)
+	}
+}
+
+func (w *Workspace) setDebugLog(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[struct {
+		Enabled bool `json:"enabled"`
+	}](r)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.SetDebugLog(r.Context(), c.Actor(), id, req.Enabled)
 }
 
 func (w *Workspace) deleteServer(r *http.Request, c *auth.Caller) (any, error) {

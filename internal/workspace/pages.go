@@ -15,6 +15,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/web"
@@ -27,17 +28,22 @@ const pendingTTL = time.Hour
 // notices are the fixed messages a page shows after an action, named by
 // the done= query parameter; nothing from the request is shown as such.
 var notices = map[string]string{
-	"created":     "Saved and approved. It is disabled: enable it when you want threads to use it.",
-	"enabled":     "Approved, saved and enabled.",
-	"draft":       "Saved as a draft. The workspace owner has to approve it before it can run.",
-	"approved":    "Approved.",
-	"updated":     "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
-	"enable":      "Enabled.",
-	"disabled":    "Disabled.",
-	"tested":      "The test passed: the server started and listed its tools, below.",
-	"test_failed": "The test failed: the server did not start or did not answer. Its error is below.",
-	"deleted":     "Deleted, with its stored secrets.",
-	"revoked":     "The token is revoked.",
+	"created":        "Saved and approved. It is disabled: enable it when you want threads to use it.",
+	"enabled":        "Approved, saved and enabled.",
+	"draft":          "Saved as a draft. The workspace owner has to approve it before it can run.",
+	"approved":       "Approved.",
+	"updated":        "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
+	"enable":         "Enabled.",
+	"disabled":       "Disabled.",
+	"tested":         "The test passed: the server started and listed its tools, below.",
+	"test_failed":    "The test failed: the server did not start or did not answer. Its error is below.",
+	"tools_approved": "The new tool set is approved: its tools are offered again.",
+	"tool_on":        "The tool is switched on.",
+	"tool_off":       "The tool is switched off: no caller is offered it.",
+	"debug_on":       "The debug log is on: arguments and results of this server's calls are kept, redacted, in memory.",
+	"debug_off":      "The debug log is off.",
+	"deleted":        "Deleted, with its stored secrets.",
+	"revoked":        "The token is revoked.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -66,6 +72,9 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /servers/{id}/disable", w.page(writer, w.disableServerPage))
 	mux.Handle("POST /servers/{id}/test", w.page(approval, w.testServerPage))
 	mux.Handle("POST /servers/{id}/delete", w.page(approval, w.deleteServerPage))
+	mux.Handle("POST /servers/{id}/tools/approve", w.page(approval, w.approveToolsPage))
+	mux.Handle("POST /servers/{id}/tools/switch", w.page(approval, w.switchPage("tool", w.toolSwitch)))
+	mux.Handle("POST /servers/{id}/debug-log", w.page(approval, w.switchPage("debug", w.debugSwitch)))
 
 	mux.Handle("GET /tokens", w.page(owner, w.tokensPage))
 	mux.Handle("POST /tokens", w.page(approval, w.createTokenPage))
@@ -210,11 +219,62 @@ type badge struct{ Text, Class string }
 // serverView is a server as the pages show it.
 type serverView struct {
 	servers.Server
-	Shown    shownConfig
-	Initial  string
-	Badges   []badge
-	Warnings []servers.Warning
-	Conflict bool
+	Shown        shownConfig
+	Initial      string
+	Badges       []badge
+	Warnings     []servers.Warning
+	Conflict     bool
+	ToolRows     []toolRow
+	ToolWarnings []servers.Warning
+	Logs         *logsView // the owner's only
+}
+
+// A toolRow is one listed tool and its state: offered, quarantined
+// (changed or new) or switched off.
+type toolRow struct {
+	Name, Description, Hash, State string
+	Off                            bool
+}
+
+// logsView is a server's logs as its page shows them: each line with its
+// hidden characters escaped.
+type logsView struct {
+	Runs          []runtime.Run
+	Crashes       int
+	Running       bool
+	Stderr, Debug []string
+}
+
+func showLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if text != "" {
+			out = append(out, web.Visible(l))
+		}
+	}
+	return out
+}
+
+// toolRows lists s's last listing with each tool's state.
+func toolRows(s servers.Server) []toolRow {
+	var changed []string
+	if s.Drift != nil {
+		changed = s.Drift.Changed
+	}
+	rows := []toolRow{}
+	for _, t := range s.ListedTools {
+		r := toolRow{Name: t.Name, Description: t.Description, Hash: t.Hash, State: "offered", Off: slices.Contains(s.DisabledTools, t.Name)}
+		switch {
+		case slices.Contains(s.Quarantined, t.Name) && slices.Contains(changed, t.Name):
+			r.State = "quarantined: changed"
+		case slices.Contains(s.Quarantined, t.Name):
+			r.State = "quarantined: new"
+		case r.Off:
+			r.State = "switched off"
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // shownConfig is a configuration as the pages show it, with the state of
@@ -273,6 +333,9 @@ func (w *Workspace) viewOf(s servers.Server) serverView {
 	default:
 		v.Badges = append(v.Badges, badge{"untested", "untested"})
 	}
+	if s.Drift != nil {
+		v.Badges = append(v.Badges, badge{"tools changed", "failed"})
+	}
 	return v
 }
 
@@ -314,6 +377,11 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 	v := w.viewOf(s)
 	v.Warnings, v.Conflict = w.servers.ServerWarnings(s, c.Actor()), conflict
 	v.Shown = showConfig(s.Config, s.Secrets, servers.Secrets{}, c.Actor())
+	v.ToolRows, v.ToolWarnings = toolRows(s), servers.ToolWarnings(s)
+	if c.Role == auth.Owner {
+		l := w.runtime.Logs(id)
+		v.Logs = &logsView{Runs: l.Runs, Crashes: l.Crashes, Running: l.Running, Stderr: showLines(l.Stderr), Debug: showLines(l.Debug)}
+	}
 	return w.render(rw, r, c, status, "server", s.Config.Name, v)
 }
 
@@ -680,7 +748,8 @@ func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *aut
 	}
 	err = act(id)
 	var ar *servers.ApprovalRequired
-	if errors.As(err, &ar) {
+	var tar *servers.ToolsApprovalRequired
+	if errors.As(err, &ar) || errors.As(err, &tar) {
 		return w.showServer(rw, r, c, http.StatusConflict, true)
 	}
 	if err != nil {
@@ -726,6 +795,39 @@ func (w *Workspace) testServerPage(rw http.ResponseWriter, r *http.Request, c *a
 		}
 		return err
 	})
+}
+
+func (w *Workspace) approveToolsPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	done := "tools_approved"
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
+		_, err := w.servers.ApproveTools(r.Context(), c.Actor(), id, r.PostFormValue("tool_set_hash"))
+		return err
+	})
+}
+
+// switchPage is a page route for an on/off switch of a server: the form's
+// on field ("1" or "0") goes to set, and the notice is notice+"_on" or
+// notice+"_off".
+func (w *Workspace) switchPage(notice string, set func(r *http.Request, c *auth.Caller, id int64, on bool) (servers.Server, error)) pageHandler {
+	return func(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+		on := r.PostFormValue("on") == "1"
+		done := notice + "_off"
+		if on {
+			done = notice + "_on"
+		}
+		return w.serverAction(rw, r, c, &done, func(id int64) error {
+			_, err := set(r, c, id, on)
+			return err
+		})
+	}
+}
+
+func (w *Workspace) toolSwitch(r *http.Request, c *auth.Caller, id int64, on bool) (servers.Server, error) {
+	return w.servers.SetToolEnabled(r.Context(), c.Actor(), id, r.PostFormValue("tool"), on)
+}
+
+func (w *Workspace) debugSwitch(r *http.Request, c *auth.Caller, id int64, on bool) (servers.Server, error) {
+	return w.servers.SetDebugLog(r.Context(), c.Actor(), id, on)
 }
 
 func (w *Workspace) deleteServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {

@@ -2,8 +2,9 @@
 // person adds MCP servers (and, later, plugins and skills) behind an
 // explicit approval of the exact configuration's fingerprint. It wires the
 // pieces: the SQLite store under $ZERO_HOME, who may call (auth), the
-// servers and their sealed secrets, and the hash-chained audit log; and it
-// serves them on a loopback address behind the Host and Origin guard.
+// servers and their sealed secrets, the tool runtime that runs them, and the
+// hash-chained audit log; and it serves them on a loopback address behind
+// the Host and Origin guard.
 package workspace
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/store"
@@ -64,6 +66,7 @@ type Workspace struct {
 	db        *sql.DB
 	auth      *auth.Service
 	servers   *servers.Manager
+	runtime   *runtime.Runtime // the one way the workspace calls a tool
 	audit     *audit.Log
 	auditPath string
 	roots     *fsroot.Set
@@ -127,9 +130,10 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
+	w.runtime = runtime.New(runtime.Options{Roots: w.roots, Audit: w.audit, Resolver: o.Resolver, Log: w.log, Observe: w.observe})
 	w.servers = servers.NewManager(servers.Options{
 		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver, LocalCA: localCA,
-		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins},
+		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
 	})
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
@@ -138,9 +142,19 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	return w, nil
 }
 
-// Close releases the workspace.
+// observe hands what a runtime connection listed to the servers, which
+// record it and audit a drift.
+func (w *Workspace) observe(ctx context.Context, s runtime.Spec, l runtime.Listing) error {
+	return w.servers.Observe(ctx, s, l)
+}
+
+// Close releases the workspace, after stopping every server the runtime
+// runs.
 func (w *Workspace) Close() error {
 	var errs []error
+	if w.runtime != nil {
+		errs = append(errs, w.runtime.Close())
+	}
 	if w.audit != nil {
 		if n, since := w.refusals.flush(); n > 0 {
 			w.recordDropped(n, since)

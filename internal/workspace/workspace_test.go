@@ -29,6 +29,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
@@ -107,7 +108,13 @@ func start(t testing.TB, o Options) *testServer {
 	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port)}
 	go hs.Serve(ln)
 	ts := &testServer{t: t, w: w, base: w.base, home: o.Home, log: log, seen: &bytes.Buffer{}}
-	t.Cleanup(func() { hs.Close(); w.Close() })
+	t.Cleanup(func() {
+		hs.Close()
+		w.Close()
+		if kids := runtimetest.Children(t); kids != nil {
+			t.Errorf("child processes left after the workspace closed: %v", kids)
+		}
+	})
 	ts.browser = ts.login(w.ownerID)
 	return ts
 }
@@ -344,9 +351,10 @@ func TestChangeBetweenPreviewAndApprove(t *testing.T) {
 	}
 }
 
-// TestWhoMayApprove: a bearer token on every approval route gets 403
+// TestWhoMayApprove: a bearer token on every approval route (the drift
+// gate's tool set approval, tool switches and debug log included) gets 403
 // browser_only, whatever its user's role; a team member gets 403
-// owner_required; a viewer cannot add anything.
+// owner_required and sees no logs; a viewer cannot add anything.
 func TestWhoMayApprove(t *testing.T) {
 	ts := start(t, Options{Team: true})
 	b := ts.browser
@@ -369,6 +377,10 @@ func TestWhoMayApprove(t *testing.T) {
 		{"POST", "/api/tokens", map[string]string{"name": "more"}},
 		{"DELETE", "/api/tokens/1", nil},
 		{"POST", "/api/users", map[string]string{"name": "eve", "role": "member"}},
+		{"POST", "/api/servers/" + id + "/tools/approve", map[string]string{"tool_set_hash": "sha256:x"}},
+		{"POST", "/api/servers/" + id + "/tools/env/enable", nil},
+		{"POST", "/api/servers/" + id + "/tools/env/disable", nil},
+		{"POST", "/api/servers/" + id + "/debug-log", map[string]bool{"enabled": true}},
 	}
 	agent := ts.bearer()
 	var member, viewer struct {
@@ -397,6 +409,12 @@ func TestWhoMayApprove(t *testing.T) {
 	}
 	if st, _ := asMember.do("POST", "/api/servers/"+id+"/disable", nil); st != 200 {
 		t.Errorf("a member could not disable a server: %d", st)
+	}
+	if page := asMember.mustPage("GET", "/servers/"+id, nil, 200); strings.Contains(page, `id="logs"`) {
+		t.Error("a member's page shows the server's logs")
+	}
+	if page := b.mustPage("GET", "/servers/"+id, nil, 200); !strings.Contains(page, `id="logs"`) {
+		t.Error("the owner's page shows no logs")
 	}
 	if st, _ := asViewer.do("GET", "/api/servers", nil); st != 200 {
 		t.Errorf("a viewer could not list servers: %d", st)
@@ -660,7 +678,8 @@ func TestAuditTamperingDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct{ action, fingerprint string }{
-		{"auth.sign_in", ""}, {"server.create", p.Fingerprint}, {"server.enable", p.Fingerprint}, {"server.test", p.Fingerprint},
+		{"auth.sign_in", ""}, {"server.create", p.Fingerprint}, {"server.enable", p.Fingerprint},
+		{"server.tools_approved", p.Fingerprint}, {"server.test", p.Fingerprint},
 		{"server.edit", e.Fingerprint}, {"server.disable", e.Fingerprint}, {"server.draft", d.Fingerprint},
 		{"server.approve", d.Fingerprint}, {"token.create", ""}, {"server.delete", e.Fingerprint},
 	}

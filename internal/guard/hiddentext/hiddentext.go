@@ -4,11 +4,13 @@
 // characters, runs of variation selectors, HTML comments, and long base64 or
 // hex runs that may carry an encoded payload.
 //
-// It is a heuristic for warning, not a sanitizer: it reports what it finds
-// and changes nothing. Legitimate text can trigger it (a zero-width joiner in
-// an emoji sequence or in Persian, a comment in Markdown), and hidden content
-// can take forms it does not know. Findings never echo a hidden character
-// raw: characters are named by code point (U+200B).
+// [Scan] is a heuristic for warning: it reports what it finds and changes
+// nothing. Legitimate text can trigger it (a zero-width joiner in an emoji
+// sequence or in Persian, a comment in Markdown), and hidden content can
+// take forms it does not know. Findings never echo a hidden character raw:
+// characters are named by code point (U+200B). [Strip] is the one place that
+// removes invisible characters, from untrusted output such as MCP tool
+// results; it removes characters only, not comments or encoded runs.
 package hiddentext
 
 import (

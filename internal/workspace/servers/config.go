@@ -2,14 +2,16 @@
 // validated and fingerprinted; the approval that stands in front of running
 // any of them (nothing runs on create; create, edit and enable echo the
 // fingerprint of the exact configuration a person reviewed); their secrets,
-// sealed for the approved fingerprint and released to nothing else; and the
-// Test action, which starts an approved server through the execution
-// boundary or netguard, lists its tools and records a hash of each.
+// sealed for the approved fingerprint and released to nothing else; the
+// Test action, which lists an approved server's tools through the tool
+// runtime; the drift gate's records (each server's approved tool set, its
+// last listing, the tools its owner switched off), and their approval; and
+// the runtime.Spec of an enabled, approved server (Runnable), which is all
+// the runtime runs.
 package servers
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -21,6 +23,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/pin"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 )
 
 // Kinds of server.
@@ -147,14 +150,9 @@ func urlHost(u *url.URL) string {
 	return u.Hostname()
 }
 
-// origin returns u's scheme://host:port, with the default port written.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
+// origin returns u's scheme://host:port, with the default port written,
+// as the runtime scopes a server's headers to it.
+func origin(u *url.URL) string { return runtime.Origin(u) }
 
 // allowFor returns the addresses netguard may reach for a server at rawURL
 // despite its private-network block: those of the URL's host, when the

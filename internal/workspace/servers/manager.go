@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
-	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/workspace/logo"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 )
 
@@ -42,13 +42,6 @@ func (e *ApprovalRequired) Error() string {
 	return "approval required: the configuration's fingerprint is " + e.Preview.Fingerprint + "; review the preview and send it back"
 }
 
-// A Tool is one tool a Test found, with the hash of what a model reads of it.
-type Tool struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Hash        string `json:"hash"`
-}
-
 // A Server is what the API shows of a server: its configuration (names, no
 // values) as it would run now, its state and the names of its stored
 // secrets, with who set each.
@@ -64,7 +57,6 @@ type Server struct {
 	ApprovedFingerprint string         `json:"approved_fingerprint,omitempty"`
 	Enabled             bool           `json:"enabled"`
 	Status              string         `json:"status"`
-	Tools               []Tool         `json:"tools"`
 	LastError           string         `json:"last_error,omitempty"`
 	Logo                string         `json:"logo,omitempty"` // a data: URL, from the icon the server declared at its last Test
 	EnvSecrets          []string       `json:"env_secrets"`
@@ -72,6 +64,23 @@ type Server struct {
 	Secrets             []StoredSecret `json:"secrets"`
 	CreatedAt           string         `json:"created_at"`
 	UpdatedAt           string         `json:"updated_at"`
+
+	// The drift gate, under the approved fingerprint. Tools are the tools
+	// offered to callers: in the approved set, unchanged in the last
+	// listing, not switched off. ListedTools are the last listing (a Test's
+	// or a connection's; the approved set before any), in full, for review.
+	// Quarantined names the listed tools that are changed or new, offered to
+	// no caller until the owner approves ListedToolSetHash; Drift says how
+	// the listing differs from the approved set (ToolSetHash), nil when it
+	// does not.
+	Tools             []runtime.Tool `json:"tools"`
+	ListedTools       []runtime.Tool `json:"listed_tools"`
+	Quarantined       []string       `json:"quarantined"`
+	Drift             *runtime.Drift `json:"drift,omitempty"`
+	ToolSetHash       string         `json:"tool_set_hash,omitempty"`
+	ListedToolSetHash string         `json:"listed_tool_set_hash,omitempty"`
+	DisabledTools     []string       `json:"disabled_tools"`
+	DebugLog          bool           `json:"debug_log"`
 }
 
 // A StoredSecret names a stored secret value and who set it (an audit
@@ -100,6 +109,10 @@ type Options struct {
 	Resolver netguard.Resolver
 	// TestTimeout bounds a Test action; zero means 30 seconds.
 	TestTimeout time.Duration
+	// Runtime runs the servers (required): a Test's listing, the epoch a
+	// Spec carries, and the connections it stops when a server is disabled,
+	// edited or deleted.
+	Runtime *runtime.Runtime
 }
 
 // A Manager keeps the servers. It is safe for concurrent use.
@@ -114,13 +127,15 @@ func NewManager(o Options) *Manager {
 	if o.TestTimeout == 0 {
 		o.TestTimeout = 30 * time.Second
 	}
-	// Icons come from public hosts, or from the allowed local origins.
+	// Icons come from public hosts, or from the allowed local origins. The
+	// fetcher gets its own copy of the TLS configuration: net/http writes
+	// to it, and the runtime reads o.TLS.
 	var allow []netip.Prefix
 	for _, origin := range o.Policy.LocalOrigins {
 		allow = append(allow, o.Policy.allowFor(origin)...)
 	}
 	icons := logo.NewFetcher(netguard.NewClient(netguard.Options{
-		BlockPrivate: true, Schemes: netguard.HTTPSOnly, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS, Resolver: o.Resolver,
+		BlockPrivate: true, Schemes: netguard.HTTPSOnly, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS.Clone(), Resolver: o.Resolver,
 	}))
 	return &Manager{o: o, now: time.Now, icons: icons}
 }
@@ -226,6 +241,7 @@ const encoding = 2
 // another program than the saved one, the saved configuration takes the
 // new program (its secrets sealed again, its status untested again).
 func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerprint string, enable bool) (Server, error) {
+	defer m.stop(id)
 	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		p, err := m.preview(ctx, tx, id, cur.config, Secrets{})
 		if err != nil {
@@ -254,8 +270,9 @@ func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerpri
 // recorded as set by actor; stored secrets for names the new configuration
 // still declares are kept (sealed again for the new fingerprint), the others
 // deleted. A change to any code-relevant field resets the status to
-// untested and clears the recorded tools.
+// untested and approves no tools: the next Test records a new tool set.
 func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, s Secrets, fingerprint, base string) (Server, error) {
+	defer m.stop(id)
 	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		p, err := m.preview(ctx, tx, id, c, s)
 		if err != nil {
@@ -311,12 +328,15 @@ func (m *Manager) replace(ctx context.Context, tx *sql.Tx, actor string, cur *ro
 		return err
 	}
 	cfg, _ := json.Marshal(c)
-	status, tools := cur.status, cur.tools
+	status := cur.status
 	if oldFP != newFP {
-		status, tools = StatusUntested, "[]"
+		status = StatusUntested
+		if err := forgetTools(ctx, tx, cur.id); err != nil {
+			return err
+		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE servers SET name = ?, config = ?, status = ?, tools = ?, last_error = '', updated_at = ? WHERE id = ?`,
-		c.Name, string(cfg), status, tools, stamp(m.now()), cur.id)
+	_, err = tx.ExecContext(ctx, `UPDATE servers SET name = ?, config = ?, status = ?, last_error = '', updated_at = ? WHERE id = ?`,
+		c.Name, string(cfg), status, stamp(m.now()), cur.id)
 	return err
 }
 
@@ -396,22 +416,34 @@ func (m *Manager) Enable(ctx context.Context, actor string, id int64, fingerprin
 	})
 }
 
-// Disable switches a server off. It never needs an approval.
+// Disable switches a server off, and stops it if it runs. It never needs
+// an approval.
 func (m *Manager) Disable(ctx context.Context, actor string, id int64) (Server, error) {
+	defer m.stop(id)
 	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		_, err := tx.ExecContext(ctx, `UPDATE servers SET enabled = 0, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
 		return "server.disable", nil, err
 	})
 }
 
-// Delete removes a server and its secrets.
+// Delete removes a server and its secrets, stops it if it runs, and has
+// the runtime forget its logs.
 func (m *Manager) Delete(ctx context.Context, actor string, id int64) error {
+	defer m.o.Runtime.Forget(id)
 	_, err := m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		_, err := tx.ExecContext(ctx, `DELETE FROM servers WHERE id = ?`, id)
 		return "server.delete", nil, err
 	})
 	return err
 }
+
+// stop ends server id's runtime connection, if one runs, after a change:
+// the next call starts it again under the server as it is then.
+func (m *Manager) stop(id int64) { m.o.Runtime.Stop(id) }
+
+// renew has server id's next call start a fresh runtime connection, which
+// lists the tools again; calls in flight finish on the old one.
+func (m *Manager) renew(id int64) { m.o.Runtime.Renew(id) }
 
 // Upgrade seals again, under the current fingerprint encoding, the secrets
 // of servers saved under the first one, and pins the program each one's
@@ -425,21 +457,8 @@ func (m *Manager) Upgrade(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, selectRow+` WHERE encoding = 1`)
+	old, err := loadRows(ctx, tx, ` WHERE encoding = 1`)
 	if err != nil {
-		return err
-	}
-	var old []*row
-	for rows.Next() {
-		r, err := scanRow(rows.Scan)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		old = append(old, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, r := range old {
@@ -473,8 +492,8 @@ type row struct {
 	id               int64
 	config           Config
 	approved         string
-	enabled          bool
-	status, tools    string
+	enabled, debug   bool
+	status           string
 	lastError        string
 	logo             string
 	created, updated string
@@ -483,7 +502,7 @@ type row struct {
 func scanRow(scan func(...any) error) (*row, error) {
 	var r row
 	var cfg string
-	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.status, &r.tools, &r.lastError, &r.logo, &r.created, &r.updated); err != nil {
+	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.debug, &r.status, &r.lastError, &r.logo, &r.created, &r.updated); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(cfg), &r.config); err != nil {
@@ -492,7 +511,26 @@ func scanRow(scan func(...any) error) (*row, error) {
 	return &r, nil
 }
 
-const selectRow = `SELECT id, config, approved_fingerprint, enabled, status, tools, last_error, logo, created_at, updated_at FROM servers`
+const selectRow = `SELECT id, config, approved_fingerprint, enabled, debug_log, status, last_error, logo, created_at, updated_at FROM servers`
+
+// loadRows returns the servers selectRow followed by where (a WHERE and
+// ORDER BY clause) selects.
+func loadRows(ctx context.Context, q querier, where string) ([]*row, error) {
+	rows, err := q.QueryContext(ctx, selectRow+where)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() {
+		r, err := scanRow(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -560,7 +598,7 @@ func (m *Manager) Warnings(c Config) []Warning { return m.warnings(c) }
 // ServerWarnings lists what deserves a second look before approver
 // approves or uses s: its configuration's warnings, a program that moved
 // since the configuration was saved, and secret values someone other than
-// approver set.
+// approver set. ToolWarnings says what changed in its tools.
 func (m *Manager) ServerWarnings(s Server, approver string) []Warning {
 	ws := m.warnings(s.Config)
 	if s.Config.Kind == KindStdio && s.PinnedProgram != s.Config.Program {
@@ -591,27 +629,15 @@ func (m *Manager) current(c Config) Config {
 }
 
 // program resolves c's command through the execution boundary, as a run
-// would: the absolute path of what would run, or "" and why not.
+// would (the runtime's Spec.Cmd is the one description of how a stdio
+// server starts): the absolute path of what would run, or "" and why not.
 func (m *Manager) program(c Config) (string, error) {
 	if c.Kind != KindStdio {
 		return "", nil
 	}
-	cmd := m.command(c, Secrets{})
+	cmd := m.spec(0, c, "", Secrets{}).Cmd(m.o.Workspace)
 	cmd.Expect = ""
 	return spawn.Resolve(cmd)
-}
-
-// command is how a stdio server starts: the one description both the
-// review (spawn.Resolve) and a run (spawn.Start) get. The secrets go to the
-// child as secrets, whose names may not steer which code runs, and the
-// program must resolve to c.Program.
-func (m *Manager) command(c Config, sec Secrets) spawn.Cmd {
-	dir := c.Cwd
-	if dir == "" {
-		dir = "."
-	}
-	return spawn.Cmd{Program: c.Command, Args: c.Args, Dir: dir, Roots: m.o.Workspace,
-		Env: envscrub.Spec{Secret: sec.Env}, Timeout: m.o.TestTimeout, Expect: c.Program}
 }
 
 func (m *Manager) previewOf(c Config) Preview {
@@ -629,20 +655,10 @@ func (m *Manager) Get(ctx context.Context, id int64) (Server, error) {
 
 // List returns every server, by name.
 func (m *Manager) List(ctx context.Context) ([]Server, error) {
-	rows, err := m.o.DB.QueryContext(ctx, selectRow+` ORDER BY name`)
+	rs, err := loadRows(ctx, m.o.DB, ` ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
-	var rs []*row
-	for rows.Next() {
-		r, err := scanRow(rows.Scan)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	rows.Close()
 	out := []Server{}
 	for _, r := range rs {
 		s, err := m.view(ctx, m.o.DB, r)
@@ -663,10 +679,12 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Server, error) {
 		ID: r.id, Config: now, Fingerprint: fp, PinnedProgram: r.config.Program,
 		Approved:            r.approved != "" && r.approved == fp && r.config.Fingerprint() == fp,
 		ApprovedFingerprint: r.approved, Enabled: r.enabled, Status: r.status, LastError: r.lastError, Logo: r.logo,
-		CreatedAt: r.created, UpdatedAt: r.updated, Tools: []Tool{}, EnvSecrets: []string{}, HeaderSecrets: []string{},
-		Secrets: []StoredSecret{},
+		CreatedAt: r.created, UpdatedAt: r.updated, EnvSecrets: []string{}, HeaderSecrets: []string{},
+		Secrets: []StoredSecret{}, DebugLog: r.debug,
 	}
-	json.Unmarshal([]byte(r.tools), &s.Tools)
+	if err := m.toolsView(ctx, q, r, &s); err != nil {
+		return Server{}, err
+	}
 	rows, err := q.QueryContext(ctx, `SELECT kind, name, set_by FROM secrets WHERE server_id = ? ORDER BY kind, name`, r.id)
 	if err != nil {
 		return Server{}, err

@@ -5,35 +5,32 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
-	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/zero-dev/zero/internal/buildinfo"
-	"github.com/zero-dev/zero/internal/guard/netguard"
-	"github.com/zero-dev/zero/internal/guard/redact"
-	"github.com/zero-dev/zero/internal/guard/spawn"
-	"github.com/zero-dev/zero/internal/pin"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 )
 
-// maxTools bounds how many tools a Test records.
-const maxTools = 1000
-
-// Test starts an approved server, initializes an MCP session with it, lists
-// its tools and records a hash of each (name, description, input schema,
-// annotations); the server's status becomes ok or failed. The
-// configuration as it would run now (its program resolved afresh, today's
-// policy applied) must be the approved and saved one, or the Test is
-// refused with ApprovalRequired: its secrets are sealed for the approved
-// fingerprint and are released to nothing else, and a command that now
-// resolves to another program does not run. Errors are recorded with every
-// secret value redacted, the server's stderr included.
+// Test starts an approved server through the tool runtime (runtime.Probe),
+// initializes an MCP session with it, lists its tools and hashes each
+// (name, description, input schema, annotations); the server's status
+// becomes ok or failed. The configuration as it would run now (its program
+// resolved afresh, today's policy applied) must be the approved and saved
+// one, or the Test is refused with ApprovalRequired: its secrets are sealed
+// for the approved fingerprint and are released to nothing else, and a
+// command that now resolves to another program does not run.
+//
+// The first Test of an approved configuration records what it lists as the
+// approved tool set (audited as server.tools_approved, by the owner who
+// pressed Test, who sees the tools on the server's page). Every later Test
+// compares its listing with that set, as every connection does: a drift is
+// shown, changed and new tools stay quarantined until the owner approves the
+// new set, and its first sight is audited (server.tools_changed). Errors are
+// recorded with every secret value redacted, the server's stderr included.
 func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, error) {
 	cur, err := m.load(ctx, m.o.DB, id)
 	if err != nil {
@@ -51,36 +48,47 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 	if err != nil {
 		return Server{}, err
 	}
-	values := map[string]string{}
-	for name, v := range sec.Env {
-		values["env "+name] = v
-	}
-	for name, v := range sec.Headers {
-		values["header "+name] = v
-	}
-	red := redact.New(values)
-
-	ctx, cancel := context.WithTimeout(ctx, m.o.TestTimeout)
+	spec := m.spec(id, p.Config, fp, sec)
+	probeCtx, cancel := context.WithTimeout(ctx, m.o.TestTimeout)
 	defer cancel()
-	tools, icons, testErr := m.listTools(ctx, p.Config, sec)
-	status, lastError, toolsJSON, logoURL := StatusOK, "", []byte("[]"), cur.logo
+	l, testErr := m.o.Runtime.Probe(probeCtx, spec)
+	status, lastError, logoURL := StatusOK, "", cur.logo
 	if testErr != nil {
-		status, lastError = StatusFailed, red.String(testErr.Error())
+		// The runtime's errors are redacted already; this is a second net.
+		status, lastError = StatusFailed, spec.Redactor().String(testErr.Error())
 	} else {
-		toolsJSON, _ = json.Marshal(tools)
-		logoURL = m.logoOf(ctx, icons)
+		logoURL = m.logoOf(probeCtx, l.Icons)
 	}
 	_, err = m.change(ctx, id, actor, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
 		if now.config.Fingerprint() != fp {
 			return "", nil, fmt.Errorf("the configuration changed during the test; test again")
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE servers SET status = ?, tools = ?, last_error = ?, logo = ?, updated_at = ? WHERE id = ?`,
-			status, string(toolsJSON), lastError, logoURL, stamp(m.now()), id)
-		detail := map[string]string{"status": status, "tools": fmt.Sprint(len(tools))}
-		return "server.test", detail, err
+		if _, err := tx.ExecContext(ctx, `UPDATE servers SET status = ?, last_error = ?, logo = ?, updated_at = ? WHERE id = ?`,
+			status, lastError, logoURL, stamp(m.now()), id); err != nil {
+			return "", nil, err
+		}
+		detail := map[string]string{"status": status}
+		if testErr != nil {
+			return "server.test", detail, nil
+		}
+		detail["tools"] = strconv.Itoa(len(l.Tools))
+		detail["listed_tool_set_hash"] = l.Hash
+		drift, first, err := m.listed(ctx, tx, now, fp, l, actor, "test")
+		if err != nil {
+			return "", nil, err
+		}
+		if first {
+			detail["tool_set"] = "recorded"
+		} else if !drift.Empty() {
+			addLists(detail, drift)
+		}
+		return "server.test", detail, nil
 	})
 	if err != nil {
 		return Server{}, err
+	}
+	if testErr == nil {
+		m.renew(id) // calls from now on see what this Test saw
 	}
 	return m.Get(ctx, id)
 }
@@ -109,112 +117,18 @@ func (m *Manager) logoOf(ctx context.Context, icons []mcp.Icon) string {
 	return ""
 }
 
-// listTools connects to the server as configured and lists its tools and
-// the icons it declares.
-func (m *Manager) listTools(ctx context.Context, c Config, sec Secrets) ([]Tool, []mcp.Icon, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, nil)
-	var transport mcp.Transport
-	var stop func() string
+// spec is how the runtime reaches the approved configuration c (whose
+// fingerprint is fp) with the secrets released for it. The tool set and
+// switches are added by Runnable; a Test needs none.
+func (m *Manager) spec(id int64, c Config, fp string, sec Secrets) runtime.Spec {
+	s := runtime.Spec{ServerID: id, Name: c.Name, Fingerprint: fp, Kind: c.Kind}
 	switch c.Kind {
 	case KindStdio:
-		if c.Program == "" {
-			return nil, nil, fmt.Errorf("%s resolves to no executable file: nothing ran", c.Command)
-		}
-		p, err := spawn.Start(ctx, m.command(c, sec))
-		if err != nil {
-			return nil, nil, err
-		}
-		transport = &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}
-		stop = func() string {
-			res, _ := p.Stop()
-			return strings.TrimSpace(string(res.Stderr))
-		}
+		s.Command, s.Program, s.Args, s.Dir, s.Env = c.Command, c.Program, c.Args, c.Cwd, sec.Env
 	default:
-		httpClient := netguard.NewClient(netguard.Options{
-			BlockPrivate: true,
-			Schemes:      netguard.HTTPSOnly,
-			Allow:        m.o.Policy.allowFor(c.URL),
-			Timeout:      m.o.TestTimeout,
-			TLS:          m.tlsFor(c.URL),
-			Resolver:     m.o.Resolver,
-		})
-		u, _ := checkURL(c.URL) // c passed validation: its URL is canonical
-		httpClient.Transport = &withHeaders{base: httpClient.Transport, origin: origin(u), headers: sec.Headers}
-		if c.Kind == KindSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: httpClient}
-		} else {
-			transport = &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: httpClient, MaxRetries: -1}
-		}
-		stop = func() string { return "" }
+		s.URL, s.Headers, s.Allow, s.TLS = c.URL, sec.Headers, m.o.Policy.allowFor(c.URL), m.tlsFor(c.URL)
 	}
-	tools, icons, err := collectTools(ctx, client, transport)
-	stderr := stop()
-	if err != nil && stderr != "" {
-		err = fmt.Errorf("%w; the server's stderr: %s", err, tail(stderr, 2000))
-	}
-	return tools, icons, err
-}
-
-func collectTools(ctx context.Context, client *mcp.Client, transport mcp.Transport) ([]Tool, []mcp.Icon, error) {
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		return nil, nil, fmt.Errorf("initialize: %w", err)
-	}
-	defer cs.Close()
-	var icons []mcp.Icon
-	if res := cs.InitializeResult(); res != nil && res.ServerInfo != nil {
-		icons = res.ServerInfo.Icons
-	}
-	var tools []Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("list tools: %w", err)
-		}
-		if len(tools) == maxTools {
-			return nil, nil, fmt.Errorf("the server lists more than %d tools", maxTools)
-		}
-		schema, _ := json.Marshal(t.InputSchema)
-		annotations := []byte("null")
-		if t.Annotations != nil {
-			annotations, _ = json.Marshal(t.Annotations)
-		}
-		h, err := pin.ToolHash(t.Name, t.Description, schema, annotations)
-		if err != nil {
-			return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
-		}
-		tools = append(tools, Tool{Name: t.Name, Description: t.Description, Hash: h})
-	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	if tools == nil {
-		tools = []Tool{}
-	}
-	return tools, icons, nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "..." + s[len(s)-n:]
-}
-
-// withHeaders adds a server's configured headers to the requests that go to
-// the server's own origin, and to no other: a redirect elsewhere does not
-// carry them.
-type withHeaders struct {
-	base    http.RoundTripper
-	origin  string
-	headers map[string]string
-}
-
-func (t *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && origin(r.URL) == t.origin {
-		r = r.Clone(r.Context())
-		for name, v := range t.headers {
-			r.Header.Set(name, v)
-		}
-	}
-	return t.base.RoundTrip(r)
+	return s
 }
 
 // tlsFor is the TLS configuration for a server at rawURL: the local CA's

@@ -71,6 +71,35 @@ var migrations = []string{
 	ALTER TABLE tokens ADD COLUMN first_used_at TEXT NOT NULL DEFAULT '';
 	UPDATE tokens SET name = name || ' (' || id || ')' WHERE id NOT IN (SELECT min(id) FROM tokens GROUP BY name);
 	CREATE UNIQUE INDEX tokens_name ON tokens (name);`,
+	// 4: the drift gate. A server's approved tool set, for the configuration
+	// fingerprint it was approved under (each tool's name, hash and listed
+	// definition, as JSON), the last listing a Test or a connection made, the
+	// tools its owner switched off (a row each), and the owner's debug-log
+	// switch. They replace servers.tools, the hashes of the last Test.
+	`CREATE TABLE tool_sets (
+		server_id   INTEGER PRIMARY KEY REFERENCES servers (id) ON DELETE CASCADE,
+		fingerprint TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		tools       TEXT NOT NULL,
+		approved_by TEXT NOT NULL,
+		approved_at TEXT NOT NULL
+	);
+	CREATE TABLE tool_listings (
+		server_id   INTEGER PRIMARY KEY REFERENCES servers (id) ON DELETE CASCADE,
+		fingerprint TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		tools       TEXT NOT NULL,
+		listed_at   TEXT NOT NULL
+	);
+	CREATE TABLE tools_off (
+		server_id INTEGER NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+		name      TEXT NOT NULL,
+		set_by    TEXT NOT NULL,
+		set_at    TEXT NOT NULL,
+		PRIMARY KEY (server_id, name)
+	);
+	ALTER TABLE servers ADD COLUMN debug_log INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE servers DROP COLUMN tools;`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -1,0 +1,291 @@
+package runtime
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/buildinfo"
+	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/guard/redact"
+	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/pin"
+)
+
+// Kinds of server, as package servers names them.
+const (
+	KindStdio = "stdio"
+	KindHTTP  = "http"
+	KindSSE   = "sse"
+)
+
+// A Spec is how to reach one approved server, and what of it may be called.
+// Package servers builds it from the approved configuration and the secrets
+// released for its approved fingerprint; nothing in it comes from a caller.
+type Spec struct {
+	ServerID    int64
+	Name        string
+	Fingerprint string // the approved fingerprint: a connection made under another one is replaced
+	Kind        string // KindStdio, KindHTTP or KindSSE
+	Epoch       uint64 // Runtime.Epoch, read before the state the Spec was built from
+
+	// A stdio server.
+	Command string            // as typed: looked up in the child's PATH
+	Program string            // the absolute path the approval pinned; nothing else runs (spawn.Cmd.Expect)
+	Args    []string          // the arguments, after the program
+	Dir     string            // the working directory, relative to the thread workspace; "" is its root
+	Env     map[string]string // the secret values released for Fingerprint (envscrub.Spec.Secret)
+
+	// An http or sse server.
+	URL     string            // canonical, https
+	Headers map[string]string // secret values, sent with requests to URL's origin and to no other
+	Allow   []netip.Prefix    // addresses reachable despite the private-network block (ZERO_ALLOWED_LOCAL_ORIGINS)
+	TLS     *tls.Config       // nil: the system's roots; each connection gets a copy (net/http writes to it)
+
+	// ToolSet is the approved tool set, name to pin.ToolHash, approved for
+	// Fingerprint; nil when none is approved yet, and then nothing may be
+	// called.
+	ToolSet map[string]string
+	// Disabled are the tools the owner switched off.
+	Disabled []string
+	// Debug keeps the arguments and results of calls in the debug log.
+	Debug bool
+}
+
+// Redactor redacts s's secret values, those of its environment and its
+// headers, each marked with its kind and name ("[redacted env API_KEY]").
+func (s Spec) Redactor() *redact.Redactor {
+	values := map[string]string{}
+	for name, v := range s.Env {
+		values["env "+name] = v
+	}
+	for name, v := range s.Headers {
+		values["header "+name] = v
+	}
+	return redact.New(values)
+}
+
+// A Tool is one tool as a server listed it: what the drift gate compares
+// (Hash, pin.ToolHash over its name, description, input schema and
+// annotations) and what a review shows.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Hash         string          `json:"hash"`
+}
+
+// A Listing is what one connection found: the server's tools, by name,
+// the hash of their set (pin.ToolSetHash), the icons the server declared,
+// and (from Probe) the end of its stderr, redacted.
+type Listing struct {
+	Tools  []Tool
+	Hash   string
+	Icons  []mcp.Icon
+	Stderr string
+}
+
+func (l Listing) tool(name string) (Tool, bool) {
+	i := sort.Search(len(l.Tools), func(i int) bool { return l.Tools[i].Name >= name })
+	if i < len(l.Tools) && l.Tools[i].Name == name {
+		return l.Tools[i], true
+	}
+	return Tool{}, false
+}
+
+// SetOf returns the name-to-hash map of tools, as pin.ToolSetHash takes it.
+func SetOf(tools []Tool) map[string]string {
+	m := make(map[string]string, len(tools))
+	for _, t := range tools {
+		m[t.Name] = t.Hash
+	}
+	return m
+}
+
+// Origin returns u's scheme://host:port, the host lower-case and the
+// default port written: what a server's headers are scoped to, and what
+// ZERO_ALLOWED_LOCAL_ORIGINS names.
+func Origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// withHeaders adds a server's configured headers to the requests that go to
+// the server's own origin, and to no other: a redirect elsewhere does not
+// carry them.
+type withHeaders struct {
+	base    http.RoundTripper
+	origin  string
+	headers map[string]string
+}
+
+func (t *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 && Origin(r.URL) == t.origin {
+		r = r.Clone(r.Context())
+		for name, v := range t.headers {
+			r.Header.Set(name, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// Cmd is how a stdio server starts: the one description both a review
+// (spawn.Resolve, which shows the program that would run) and a run
+// (spawn.Start) get. Its working directory is in roots, the thread
+// workspace; its secrets go to the child as secrets, whose names may not
+// steer which code runs; and the program must resolve to s.Program.
+func (s Spec) Cmd(roots *fsroot.Set) spawn.Cmd {
+	dir := s.Dir
+	if dir == "" {
+		dir = "."
+	}
+	return spawn.Cmd{Program: s.Command, Args: s.Args, Dir: dir, Roots: roots, Env: envscrub.Spec{Secret: s.Env},
+		Timeout: MaxLifetime, Expect: s.Program, OutputLimit: stderrKept}
+}
+
+// link is a started transport: the MCP transport to connect over, and the
+// process behind it (stdio).
+type link struct {
+	transport mcp.Transport
+	proc      *spawn.Process
+}
+
+// dial starts what s describes: a stdio server's process, through spawn
+// (its life bounded by life and lifetime), or an http client, through
+// netguard. Nothing is sent yet.
+func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Duration) (link, error) {
+	switch s.Kind {
+	case KindStdio:
+		if s.Program == "" {
+			return link{}, fmt.Errorf("%s resolves to no executable file: nothing ran", s.Command)
+		}
+		cmd := s.Cmd(r.o.Roots)
+		cmd.Timeout = lifetime
+		p, err := spawn.Start(life, cmd)
+		if err != nil {
+			return link{}, err
+		}
+		return link{transport: &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}, proc: p}, nil
+	case KindHTTP, KindSSE:
+		u, err := netguard.Options{Schemes: netguard.HTTPSOnly}.CheckURL(s.URL)
+		if err != nil {
+			return link{}, err
+		}
+		timeout, body := exchange, int64(maxResponse)
+		if s.Kind == KindSSE {
+			// The event stream is one exchange for the connection's life.
+			timeout, body = lifetime, maxStream
+		}
+		hc := netguard.NewClient(netguard.Options{BlockPrivate: true, Schemes: netguard.HTTPSOnly, Allow: s.Allow,
+			Timeout: timeout, MaxBody: body, TLS: s.TLS.Clone(), Resolver: r.o.Resolver})
+		hc.Transport = &withHeaders{base: hc.Transport, origin: Origin(u), headers: s.Headers}
+		if s.Kind == KindSSE {
+			return link{transport: &mcp.SSEClientTransport{Endpoint: u.String(), HTTPClient: hc}}, nil
+		}
+		return link{transport: &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, MaxRetries: -1,
+			DisableStandaloneSSE: true, MaxEventSize: maxResponse}}, nil
+	}
+	return link{}, fmt.Errorf("server %q: unknown kind %q", s.Name, s.Kind)
+}
+
+// Bounds of what a server sends.
+const (
+	maxResponse = 16 << 20 // one http response, or one event on it
+	maxStream   = 1 << 30  // an SSE server's whole event stream, over one run
+	stderrKept  = 256 << 10
+)
+
+// newClient is the one MCP client the workspace uses; onToolsChanged is
+// told when the server says its tools changed.
+func newClient(onToolsChanged func()) *mcp.Client {
+	var opts *mcp.ClientOptions
+	if onToolsChanged != nil {
+		opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onToolsChanged() }}
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, opts)
+}
+
+// connect initializes an MCP session over l.
+func connect(ctx context.Context, client *mcp.Client, l link) (*mcp.ClientSession, error) {
+	cs, err := client.Connect(ctx, l.transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return cs, nil
+}
+
+// list lists a session's tools, hashing each as the drift gate compares
+// them, sorted by name. A name listed twice is refused: which one would a
+// client call?
+func list(ctx context.Context, cs *mcp.ClientSession) (Listing, error) {
+	var l Listing
+	if res := cs.InitializeResult(); res != nil && res.ServerInfo != nil {
+		l.Icons = res.ServerInfo.Icons
+	}
+	seen := map[string]bool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return Listing{}, fmt.Errorf("list tools: %w", err)
+		}
+		if len(l.Tools) == MaxTools {
+			return Listing{}, fmt.Errorf("the server lists more than %d tools", MaxTools)
+		}
+		if seen[t.Name] {
+			return Listing{}, fmt.Errorf("the server lists tool %q twice", t.Name)
+		}
+		seen[t.Name] = true
+		tool, err := toolOf(t)
+		if err != nil {
+			return Listing{}, err
+		}
+		l.Tools = append(l.Tools, tool)
+	}
+	sort.Slice(l.Tools, func(i, j int) bool { return l.Tools[i].Name < l.Tools[j].Name })
+	if l.Tools == nil {
+		l.Tools = []Tool{}
+	}
+	l.Hash = pin.ToolSetHash(SetOf(l.Tools))
+	return l, nil
+}
+
+// toolOf is a listed tool as the gate and a review see it.
+func toolOf(t *mcp.Tool) (Tool, error) {
+	schema, _ := json.Marshal(t.InputSchema)
+	annotations := json.RawMessage("null")
+	if t.Annotations != nil {
+		annotations, _ = json.Marshal(t.Annotations)
+	}
+	h, err := pin.ToolHash(t.Name, t.Description, schema, annotations)
+	if err != nil {
+		return Tool{}, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Hash: h}
+	if t.Annotations != nil {
+		tool.Annotations = annotations
+	}
+	if t.OutputSchema != nil {
+		tool.OutputSchema, _ = json.Marshal(t.OutputSchema)
+	}
+	return tool, nil
+}

@@ -1,0 +1,137 @@
+// Command toolserver is an MCP stdio server for the runtime's tests.
+//
+//   - --tools=FILE names a JSON object, read at start, of echo tools:
+//     {"name": {"description": "...", "annotations": {...}}}; each returns
+//     its arguments as text. Without it there is one, "echo". A test
+//     changes the file between two starts to make a server's tools drift.
+//   - --events=FILE appends a line for what the test watches: "start PID",
+//     "begin PID" and "end PID" around a slow call, "cancelled PID" when
+//     one is cancelled.
+//
+// Its other tools: slow {ms} waits ms milliseconds or until the call is
+// cancelled; crash writes to stderr and exits 2 in the middle of the call;
+// hidden returns text with invisible characters; big {bytes} returns that
+// many bytes of text; pid returns its process id; grow adds a tool "late"
+// (the SDK tells the client its tools changed). At start it writes the
+// value of CANARY to stderr, for the redaction test.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	eventsMu sync.Mutex
+	events   *os.File
+)
+
+func event(format string, args ...any) {
+	if events == nil {
+		return
+	}
+	eventsMu.Lock()
+	defer eventsMu.Unlock()
+	fmt.Fprintf(events, format+"\n", args...)
+	events.Sync()
+}
+
+type toolDef struct {
+	Description string               `json:"description"`
+	Annotations *mcp.ToolAnnotations `json:"annotations"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func main() {
+	toolsFile := flag.String("tools", "", "a JSON file of echo tools")
+	eventsFile := flag.String("events", "", "a file to append events to")
+	flag.Parse()
+	if *eventsFile != "" {
+		f, err := os.OpenFile(*eventsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		events = f
+	}
+	event("start %d", os.Getpid())
+	fmt.Fprintf(os.Stderr, "starting; my CANARY is %s\n", os.Getenv("CANARY"))
+
+	defs := map[string]toolDef{"echo": {Description: "Echo the arguments."}}
+	if *toolsFile != "" {
+		data, err := os.ReadFile(*toolsFile)
+		if err == nil {
+			defs = nil
+			err = json.Unmarshal(data, &defs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "toolserver", Version: "0"}, nil)
+	object := json.RawMessage(`{"type":"object"}`)
+	for name, d := range defs {
+		srv.AddTool(&mcp.Tool{Name: name, Description: d.Description, Annotations: d.Annotations, InputSchema: object},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text(string(req.Params.Arguments)), nil
+			})
+	}
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: object}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ MS int }
+		json.Unmarshal(req.Params.Arguments, &args)
+		pid := os.Getpid()
+		event("begin %d", pid)
+		defer event("end %d", pid)
+		select {
+		case <-time.After(time.Duration(args.MS) * time.Millisecond):
+			return text("done"), nil
+		case <-ctx.Done():
+			event("cancelled %d", pid)
+			return nil, ctx.Err()
+		}
+	})
+	srv.AddTool(&mcp.Tool{Name: "crash", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "crashing on purpose")
+		os.Exit(2)
+		return nil, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "hidden", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// "Do \u202Enot\u202C read" with tags spelling "HI", a zero-width
+		// space, and a joiner in an emoji, which stays.
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: "Do \u202Enot\u202C read\U000E0048\U000E0049 this\u200B 👩\u200D💻"}},
+			StructuredContent: map[string]any{"note": "a\u2066b\u2069c"},
+			Meta:              mcp.Meta{"zero.untrusted": false},
+		}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "big", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ Bytes int }
+		json.Unmarshal(req.Params.Arguments, &args)
+		return text(strings.Repeat("x", args.Bytes)), nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "pid", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.Itoa(os.Getpid())), nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "grow", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv.AddTool(&mcp.Tool{Name: "late", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("late"), nil
+		})
+		return text("grown"), nil
+	})
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
