@@ -451,6 +451,27 @@ func TestMemoryEndToEnd(t *testing.T) {
 type serveProcess struct {
 	cmd              *exec.Cmd
 	home, base, link string
+	stderr           *serveLog
+}
+
+// serveLog is everything a zero serve writes to its stderr.
+type serveLog struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	done chan struct{} // closed once zero serve closed its stderr
+}
+
+func (l *serveLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (l *serveLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // startServe runs the real `zero serve` on a free loopback port with a
@@ -463,7 +484,7 @@ func startServe(t *testing.T, env []string, args ...string) *serveProcess {
 // startServeIn is startServe on the given $ZERO_HOME.
 func startServeIn(t *testing.T, home string, env []string, args ...string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{home: home}
+	p := &serveProcess{home: home, stderr: &serveLog{done: make(chan struct{})}}
 	p.cmd = exec.Command(zeroBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	p.cmd.Env = append(append(os.Environ(), "ZERO_HOME="+p.home), env...)
 	pipe, _ := p.cmd.StderrPipe()
@@ -471,7 +492,8 @@ func startServeIn(t *testing.T, home string, env []string, args ...string) *serv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-	lines := bufio.NewScanner(pipe)
+	out := io.TeeReader(pipe, p.stderr)
+	lines := bufio.NewScanner(out)
 	for p.link == "" && lines.Scan() {
 		l := lines.Text()
 		if i := strings.Index(l, " at http://"); i >= 0 {
@@ -484,7 +506,10 @@ func startServeIn(t *testing.T, home string, env []string, args ...string) *serv
 	if p.base == "" || !strings.HasPrefix(p.link, p.base+"/login?token=") {
 		t.Fatalf("no URL or login link printed: %q %q", p.base, p.link)
 	}
-	go io.Copy(io.Discard, pipe)
+	go func() {
+		io.Copy(io.Discard, out)
+		close(p.stderr.done)
+	}()
 	return p
 }
 

@@ -42,30 +42,86 @@ func (e *VerifyError) Unwrap() error { return e.Kind }
 // Open treats as new.
 var errNoHead = errors.New("no head file")
 
-// Verify checks the log at path and returns how many records it holds. It
-// checks that every line is a record exactly as [Log.Append] writes it, that
-// every record's hash matches its contents, that sequence numbers run 1, 2,
-// 3... with each Prev the Hash of the record before, and that the head file
-// names the last record. The one mismatch it accepts is a head one record
-// behind the log, which is what a crash between syncing a record and
-// replacing the head leaves; [Open] brings such a head up to date.
-//
-// An error is a [*VerifyError] naming the first bad record, its line and
-// what is wrong, and wrapping [ErrModified], [ErrRemoved], [ErrReordered],
-// [ErrInserted] or [ErrTruncated]. Verify reads the files as they are: run
-// it on a log no one is appending to.
+// Verify checks the log at path, as [Inspect] does, and returns how many
+// records it holds, those past the head included.
 func Verify(path string) (records int, err error) {
+	rep, err := Inspect(path)
+	return rep.Records, err
+}
+
+// Report is what [Inspect] found in a log that verifies.
+type Report struct {
+	Records int    // the records, those past the head included
+	Head    uint64 // the sequence number of the record the head file names, 0 for none
+	Beyond  int    // records after the head's, chained from it: written by batched appends and not yet flushed
+	Torn    int    // bytes of an incomplete last line after the head's record: a write a crash cut short
+}
+
+// String says what r found, for a person: "5 records, chain and head
+// intact", or what lies past the head.
+func (r Report) String() string {
+	if r.Beyond == 0 && r.Torn == 0 {
+		return fmt.Sprintf("%d records, chain and head intact", r.Records)
+	}
+	s := fmt.Sprintf("%d records, chain intact; the head file names record %d", r.Records, r.Head)
+	switch {
+	case r.Beyond == 1:
+		s += fmt.Sprintf(", and record %d after it chains from it", r.Head+1)
+	case r.Beyond > 1:
+		s += fmt.Sprintf(", and records %d to %d after it chain from it", r.Head+1, r.Head+uint64(r.Beyond))
+	}
+	if r.Beyond > 0 {
+		s += ": written by batched appends, not yet flushed (the writer is running, or stopped before its flush)"
+	}
+	if r.Torn > 0 {
+		s += fmt.Sprintf("; the last line is incomplete (%d bytes, no newline): a write a crash cut short before it was synced, which the next open of the log cuts off", r.Torn)
+	}
+	return s
+}
+
+// Inspect checks the log at path and reports what it holds. It checks that
+// every line is a record exactly as [Log.Append] writes it, that every
+// record's hash matches its contents, that sequence numbers run 1, 2, 3...
+// with each Prev the Hash of the record before, and that the head file
+// names a record of the log, with that record's hash.
+//
+// The head may name a record before the last. The records after it, each
+// chained from the one before it back to the head's, are what
+// [Log.AppendBatched] leaves until its flush, and what a crash leaves when
+// it comes before the flush (or between an Append's sync and its head).
+// Inspect accepts them and counts them in [Report.Beyond]; [Open] syncs
+// them and names the last in the head. After them (or right after the
+// head's record), an incomplete last line, without its newline, is a record
+// whose write a crash cut short, never synced: Inspect accepts it and
+// counts its bytes in [Report.Torn], and Open cuts it off. The head guards
+// only the records up to its own: records after it can be removed, or
+// appended by anyone who can write the log, without a trace, which is why
+// they are reported apart.
+//
+// Anything else is an error: a [*VerifyError] naming the first bad record,
+// its line and what is wrong, and wrapping [ErrModified], [ErrRemoved],
+// [ErrReordered], [ErrInserted] or [ErrTruncated]. That includes a log
+// that ends before the head's record ([ErrRemoved], or [ErrTruncated] when
+// its last line is incomplete), and a head whose hash is not its record's
+// ([ErrModified]). Inspect reads the files as they are: records appended
+// while it reads may be missed, and a line being written may read as
+// incomplete. Read a log that a [Log] in this process is appending to with
+// [Log.ReadAll].
+func Inspect(path string) (Report, error) {
 	st, err := verify(path, nil)
 	if errors.Is(err, errNoHead) {
 		err = nil // an empty log: nothing to protect yet
 	}
-	return st.records, err
+	if err != nil {
+		return Report{Records: st.records}, err
+	}
+	return Report{Records: st.records, Head: st.headSeq, Beyond: st.beyond, Torn: st.torn}, nil
 }
 
-// ReadAll verifies the log at path, as [Verify] does, and returns its
-// records. If the log does not verify, it returns the error with the records
-// before the first bad one (when the head file itself is bad or missing,
-// every record whose chain checks out).
+// ReadAll verifies the log at path, as [Inspect] does, and returns its
+// records, those past the head included. If the log does not verify, it
+// returns the error with the records before the first bad one (when the head
+// file itself is bad or missing, every record whose chain checks out).
 func ReadAll(path string) ([]Record, error) {
 	var out []Record
 	_, err := verify(path, func(r Record) { out = append(out, r) })
@@ -86,7 +142,10 @@ type state struct {
 	records  int
 	lastSeq  uint64
 	lastHash string
-	headLag  bool // the head names the record before the last
+	size     int64  // the bytes of the records' lines
+	headSeq  uint64 // the record the head file names
+	beyond   int    // the records after the head's
+	torn     int    // the bytes of an incomplete line after the head's record
 }
 
 // verify walks the log, calling visit for each record that checks out.
@@ -106,19 +165,21 @@ func verify(path string, visit func(Record)) (state, error) {
 		return st, &VerifyError{Path: path, Seq: seq, Line: line, Kind: kind, Reason: fmt.Sprintf(format, args...)}
 	}
 	rd := bufio.NewReader(f)
-	var prevPrev string // the hash of the record before the last
+	headHash := "" // the hash of the record the head names, once read
+	torn := 0      // the line that is incomplete, if any
 	for line := 1; ; line++ {
 		expect := st.lastSeq + 1
 		b, err := rd.ReadBytes('\n')
 		if err == io.EOF {
-			if len(b) == 0 {
-				break
+			if len(b) > 0 {
+				st.torn, torn = len(b), line
 			}
-			return bad(expect, line, ErrTruncated, "the last line is incomplete (%d bytes, no newline)", len(b))
+			break
 		}
 		if err != nil {
 			return st, fmt.Errorf("verify audit log: %w", err)
 		}
+		size := int64(len(b))
 		b = b[:len(b)-1]
 		r, err := decodeLine(b)
 		if err != nil {
@@ -145,10 +206,19 @@ func verify(path string, visit func(Record)) (state, error) {
 			visit(r)
 		}
 		st.records++
-		prevPrev = st.lastHash
+		st.size += size
 		st.lastSeq, st.lastHash = r.Seq, r.Hash
+		if headErr == nil && r.Seq == head.seq {
+			headHash = r.Hash
+		}
 	}
 
+	// An incomplete last line is accepted only after the head's record,
+	// where it is a write that was never synced; where the head says it
+	// was synced, it is a record cut short.
+	if st.torn > 0 && (headErr != nil || head.seq > st.lastSeq) {
+		return bad(st.lastSeq+1, torn, ErrTruncated, "the last line is incomplete (%d bytes, no newline)", st.torn)
+	}
 	end := st.records + 1 // the line after the last
 	if errors.Is(headErr, os.ErrNotExist) {
 		if st.records == 0 {
@@ -157,20 +227,20 @@ func verify(path string, visit func(Record)) (state, error) {
 		return bad(0, 0, ErrRemoved, "%s.head is missing, so records removed from the end would not show", path)
 	}
 	switch {
-	case head.seq == st.lastSeq && head.hash == st.lastHash:
-		return st, nil
-	case head.seq == st.lastSeq:
-		return bad(st.lastSeq, st.records, ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", st.lastHash, head.hash)
 	case head.seq > st.lastSeq:
 		return bad(st.lastSeq+1, end, ErrRemoved, "the head file names record %d, but the log ends at record %d: %s removed from the end", head.seq, st.lastSeq, span(st.lastSeq+1, head.seq))
-	case head.seq == st.lastSeq-1 && head.hash == prevPrev:
-		st.headLag = true
-		return st, nil
-	case head.seq == st.lastSeq-1:
-		return bad(head.seq, int(head.seq), ErrModified, "its hash is not the one in the head file (%s): it was replaced", head.hash)
-	default:
-		return bad(head.seq+1, int(head.seq)+1, ErrInserted, "the head file names record %d, but the log goes on to record %d: records were added without the head", head.seq, st.lastSeq)
+	case head.seq == st.lastSeq && head.hash != st.lastHash:
+		return bad(st.lastSeq, st.records, ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", st.lastHash, head.hash)
+	case head.seq == 0 && head.hash != "":
+		return bad(0, 0, ErrModified, "it names no record, yet holds a hash (%s)", head.hash)
+	case head.seq > 0 && headHash != head.hash:
+		return bad(head.seq, int(head.seq), ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", headHash, head.hash)
 	}
+	// The head names a record of the chain, and every record after it
+	// chains from it: batched records not yet flushed.
+	st.headSeq = head.seq
+	st.beyond = int(st.lastSeq - head.seq)
+	return st, nil
 }
 
 // span names records a to b: "record 3 is" or "records 3 to 5 are".

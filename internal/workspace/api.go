@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/workspace/auth"
@@ -36,6 +39,8 @@ type apiError struct {
 	Preview *servers.Preview  `json:"preview,omitempty"`
 	Current *servers.Server   `json:"current,omitempty"` // a stale edit: the server as it is now
 	Details map[string]string `json:"details,omitempty"`
+	// Problems, for a refused import, lists what is wrong, by entry.
+	Problems []servers.ImportMessage `json:"problems,omitempty"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -56,6 +61,7 @@ func (w *Workspace) routes() *http.ServeMux {
 
 	mux.Handle("GET /api/servers", w.api(anyone, w.listServers))
 	mux.Handle("POST /api/servers/preview", w.api(anyone, w.previewServer))
+	mux.Handle("POST /api/servers/import", w.api(approval, w.importServers))
 	mux.Handle("POST /api/servers", w.api(writer, w.createServer)) // an approval too when it carries a fingerprint
 	mux.Handle("GET /api/servers/{id}", w.api(anyone, w.getServer))
 	mux.Handle("PUT /api/servers/{id}", w.api(approval, w.updateServer))
@@ -75,6 +81,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("GET /api/users", w.api(anyone, w.listUsers))
 	mux.Handle("POST /api/users", w.api(approval, w.createUser))
 	mux.Handle("GET /api/audit", w.api(owner, w.listAudit))
+	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
 		return nil, fail(http.StatusNotFound, "not_found", "no such route")
 	}))
@@ -101,7 +108,7 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 }
 
 func statusOf(r *http.Request) int {
-	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users") {
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users") {
 		return http.StatusCreated
 	}
 	return http.StatusOK
@@ -182,6 +189,7 @@ func (w *Workspace) translate(err error) *apiError {
 	var stale *servers.StaleError
 	var taken *servers.NameTakenError
 	var inv *servers.InvalidError
+	var imp *servers.ImportError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &ar):
@@ -200,6 +208,10 @@ func (w *Workspace) translate(err error) *apiError {
 		return fail(http.StatusConflict, "name_taken", "%v", err)
 	case errors.As(err, &inv):
 		return fail(http.StatusBadRequest, "invalid_config", "%v", err)
+	case errors.As(err, &imp):
+		e := fail(http.StatusBadRequest, "invalid_import", "%v", err)
+		e.Problems = imp.Problems
+		return e
 	case errors.Is(err, servers.ErrNotFound), errors.Is(err, servers.ErrNoSuchTool):
 		return fail(http.StatusNotFound, "not_found", "%v", err)
 	case errors.Is(err, servers.ErrDisabled):
@@ -248,6 +260,25 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// inScope reports whether caller c may see and act on server id: a token
+// scoped to some servers only those, any other caller every server.
+func inScope(c *auth.Caller, id int64) bool {
+	return !c.Scoped || slices.Contains(c.Servers, id)
+}
+
+// serverID reads a server route's {id}. A server outside the caller's
+// scope is not found, exactly as a server that does not exist.
+func serverID(r *http.Request, c *auth.Caller) (int64, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return 0, err
+	}
+	if !inScope(c, id) {
+		return 0, fail(http.StatusNotFound, "not_found", "%v", servers.ErrNotFound)
+	}
+	return id, nil
+}
+
 func (w *Workspace) logout(r *http.Request, c *auth.Caller) (any, error) {
 	if c.Kind != auth.Browser {
 		return nil, fail(http.StatusBadRequest, "bad_request", "only a browser session signs out")
@@ -285,14 +316,21 @@ type serverRequest struct {
 	BaseFingerprint string `json:"base_fingerprint,omitempty"`
 }
 
-func (w *Workspace) listServers(r *http.Request, _ *auth.Caller) (any, error) {
-	return w.servers.List(r.Context())
+func (w *Workspace) listServers(r *http.Request, c *auth.Caller) (any, error) {
+	list, err := w.servers.List(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(list, func(s servers.Server) bool { return !inScope(c, s.ID) }), nil
 }
 
-func (w *Workspace) previewServer(r *http.Request, _ *auth.Caller) (any, error) {
+func (w *Workspace) previewServer(r *http.Request, c *auth.Caller) (any, error) {
 	var req serverRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
+	}
+	if req.ID != 0 && !inScope(c, req.ID) {
+		return nil, fail(http.StatusNotFound, "not_found", "%v", servers.ErrNotFound)
 	}
 	return w.servers.Preview(r.Context(), req.ID, req.Config, req.Secrets)
 }
@@ -323,8 +361,8 @@ func (w *Workspace) approveURL(id int64) string {
 	return fmt.Sprintf("%s/servers/%d", w.base, id)
 }
 
-func (w *Workspace) getServer(r *http.Request, _ *auth.Caller) (any, error) {
-	id, err := pathID(r)
+func (w *Workspace) getServer(r *http.Request, c *auth.Caller) (any, error) {
+	id, err := serverID(r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +370,7 @@ func (w *Workspace) getServer(r *http.Request, _ *auth.Caller) (any, error) {
 }
 
 func (w *Workspace) updateServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, req, err := idAndBody[serverRequest](r)
+	id, req, err := idAndBody[serverRequest](r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -346,10 +384,10 @@ func (w *Workspace) updateServer(r *http.Request, c *auth.Caller) (any, error) {
 	return w.servers.Update(r.Context(), c.Actor(), id, req.Config, req.Secrets, req.Fingerprint, req.BaseFingerprint)
 }
 
-// idAndBody reads a route's {id} and its JSON body.
-func idAndBody[T any](r *http.Request) (int64, T, error) {
+// idAndBody reads a server route's {id} (see serverID) and its JSON body.
+func idAndBody[T any](r *http.Request, c *auth.Caller) (int64, T, error) {
 	var body T
-	id, err := pathID(r)
+	id, err := serverID(r, c)
 	if err == nil {
 		err = decode(r, &body)
 	}
@@ -363,7 +401,7 @@ type fingerprintRequest struct {
 }
 
 func (w *Workspace) approveServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, req, err := idAndBody[fingerprintRequest](r)
+	id, req, err := idAndBody[fingerprintRequest](r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +409,7 @@ func (w *Workspace) approveServer(r *http.Request, c *auth.Caller) (any, error) 
 }
 
 func (w *Workspace) enableServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, req, err := idAndBody[fingerprintRequest](r)
+	id, req, err := idAndBody[fingerprintRequest](r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +417,7 @@ func (w *Workspace) enableServer(r *http.Request, c *auth.Caller) (any, error) {
 }
 
 func (w *Workspace) disableServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, err := pathID(r)
+	id, err := serverID(r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +425,7 @@ func (w *Workspace) disableServer(r *http.Request, c *auth.Caller) (any, error) 
 }
 
 func (w *Workspace) testServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, err := pathID(r)
+	id, err := serverID(r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +439,7 @@ func (w *Workspace) testServer(r *http.Request, c *auth.Caller) (any, error) {
 func (w *Workspace) approveTools(r *http.Request, c *auth.Caller) (any, error) {
 	id, req, err := idAndBody[struct {
 		ToolSetHash string `json:"tool_set_hash"`
-	}](r)
+	}](r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +458,7 @@ func (w *Workspace) approveTools(r *http.Request, c *auth.Caller) (any, error) {
 // switchTool switches one tool of a server on or off.
 func (w *Workspace) switchTool(on bool) handler {
 	return func(r *http.Request, c *auth.Caller) (any, error) {
-		id, err := pathID(r)
+		id, err := serverID(r, c)
 		if err != nil {
 			return nil, err
 		}
@@ -431,7 +469,7 @@ func (w *Workspace) switchTool(on bool) handler {
 func (w *Workspace) setDebugLog(r *http.Request, c *auth.Caller) (any, error) {
 	id, req, err := idAndBody[struct {
 		Enabled bool `json:"enabled"`
-	}](r)
+	}](r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +477,7 @@ func (w *Workspace) setDebugLog(r *http.Request, c *auth.Caller) (any, error) {
 }
 
 func (w *Workspace) deleteServer(r *http.Request, c *auth.Caller) (any, error) {
-	id, err := pathID(r)
+	id, err := serverID(r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -452,17 +490,23 @@ func (w *Workspace) listTokens(r *http.Request, _ *auth.Caller) (any, error) {
 
 func (w *Workspace) createToken(r *http.Request, c *auth.Caller) (any, error) {
 	var req struct {
-		Name string `json:"name"`
+		Name    string  `json:"name"`
+		Servers []int64 `json:"servers"` // absent or null: every server
 	}
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	id, token, err := w.createTokenFor(r.Context(), c, req.Name)
+	id, token, err := w.createTokenFor(r.Context(), c, req.Name, req.Servers)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": id, "name": req.Name, "token": token,
-		"note": "this token is shown once; it acts as " + c.User + " for every route but the browser-only ones"}, nil
+	note := "this token is shown once; it acts as " + c.User + " for every route but the browser-only ones"
+	var scope []int64
+	if req.Servers != nil {
+		scope = slices.Compact(slices.Sorted(slices.Values(req.Servers)))
+		note += ", and sees only the servers it is limited to"
+	}
+	return map[string]any{"id": id, "name": req.Name, "token": token, "scoped": scope != nil, "servers": scope, "note": note}, nil
 }
 
 func (w *Workspace) deleteToken(r *http.Request, c *auth.Caller) (any, error) {
@@ -473,13 +517,22 @@ func (w *Workspace) deleteToken(r *http.Request, c *auth.Caller) (any, error) {
 	return map[string]bool{"deleted": true}, w.revokeToken(r.Context(), c, id)
 }
 
-// createTokenFor makes a bearer token for the caller's user and records it.
-func (w *Workspace) createTokenFor(ctx context.Context, c *auth.Caller, name string) (int64, string, error) {
-	id, token, err := w.auth.CreateToken(ctx, c.UserID, name)
+// createTokenFor makes a bearer token for the caller's user, for every
+// server (scope nil) or the servers scope names, and records it.
+func (w *Workspace) createTokenFor(ctx context.Context, c *auth.Caller, name string, scope []int64) (int64, string, error) {
+	id, token, err := w.auth.CreateToken(ctx, c.UserID, name, scope)
 	if err != nil {
 		return 0, "", fail(http.StatusBadRequest, "bad_request", "%v", err)
 	}
-	return id, token, w.record(c, "token.create", fmt.Sprintf("token:%d", id), map[string]string{"name": name})
+	detail := map[string]string{"name": name}
+	if scope != nil {
+		ids := make([]string, 0, len(scope))
+		for _, sid := range slices.Compact(slices.Sorted(slices.Values(scope))) {
+			ids = append(ids, strconv.FormatInt(sid, 10))
+		}
+		detail["servers"] = strings.Join(ids, ",")
+	}
+	return id, token, w.record(c, "token.create", fmt.Sprintf("token:%d", id), detail)
 }
 
 // revokeToken deletes a token and records it.
@@ -491,7 +544,74 @@ func (w *Workspace) revokeToken(ctx context.Context, c *auth.Caller, id int64) e
 	if !ok {
 		return fail(http.StatusNotFound, "not_found", "no such token")
 	}
+	w.endpoint.Revoked(id) // its /mcp sessions end now; the token is refused from here on
 	return w.record(c, "token.delete", fmt.Sprintf("token:%d", id), nil)
+}
+
+// importServers saves each server of a pasted client configuration, the
+// request's body, as a draft (see importDrafts).
+func (w *Workspace) importServers(r *http.Request, c *auth.Caller) (any, error) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return w.importDrafts(r.Context(), c, data)
+}
+
+// importResult is what an import saved, and its notes: what it ignored or
+// guessed.
+type importResult struct {
+	Created []importedDraft         `json:"created"`
+	Notes   []servers.ImportMessage `json:"notes"`
+}
+
+type importedDraft struct {
+	Server     servers.Server `json:"server"`
+	ApproveURL string         `json:"approve_url"`
+}
+
+// importDrafts saves each server of a client configuration (see
+// servers.ParseImport) as a draft: unapproved and disabled, its values
+// stored as secrets set by the caller. Every entry is checked first, as a
+// preview checks it (the policy, a name taken); if any is refused, none is
+// saved, and the *servers.ImportError lists every problem.
+func (w *Workspace) importDrafts(ctx context.Context, c *auth.Caller, data []byte) (importResult, error) {
+	entries, notes, err := servers.ParseImport(data)
+	res := importResult{Created: []importedDraft{}, Notes: notes}
+	if res.Notes == nil {
+		res.Notes = []servers.ImportMessage{}
+	}
+	refused := &servers.ImportError{}
+	if err != nil && !errors.As(err, &refused) {
+		return res, err
+	}
+	for _, e := range entries {
+		_, err := w.servers.Preview(ctx, 0, e.Config, e.Secrets)
+		var inv *servers.InvalidError
+		var taken *servers.NameTakenError
+		switch {
+		case errors.As(err, &inv):
+			for _, p := range inv.Problems {
+				refused.Problems = append(refused.Problems, servers.ImportMessage{Entry: e.Config.Name, Message: p})
+			}
+		case errors.As(err, &taken):
+			refused.Problems = append(refused.Problems, servers.ImportMessage{Entry: e.Config.Name,
+				Message: "a server with this name exists already: rename the entry"})
+		case err != nil:
+			return res, err
+		}
+	}
+	if len(refused.Problems) > 0 {
+		return res, refused
+	}
+	for _, e := range entries {
+		s, err := w.servers.Create(ctx, c.Actor(), e.Config, e.Secrets, "", false)
+		if err != nil {
+			return res, fmt.Errorf("import of %q, after %d drafts saved: %w", e.Config.Name, len(res.Created), err)
+		}
+		res.Created = append(res.Created, importedDraft{Server: s, ApproveURL: w.approveURL(s.ID)})
+	}
+	return res, nil
 }
 
 func (w *Workspace) listUsers(r *http.Request, _ *auth.Caller) (any, error) {

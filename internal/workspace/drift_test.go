@@ -22,11 +22,17 @@ import (
 // are read from the returned file, and returns its id.
 func (ts *testServer) driftServer(tools string) (string, string) {
 	ts.t.Helper()
+	return ts.namedDriftServer("drifter", tools)
+}
+
+// namedDriftServer is driftServer with a name of the test's choice.
+func (ts *testServer) namedDriftServer(name, tools string) (string, string) {
+	ts.t.Helper()
 	file := filepath.Join(ts.t.TempDir(), "tools.json")
 	if err := os.WriteFile(file, []byte(tools), 0o600); err != nil {
 		ts.t.Fatal(err)
 	}
-	cfg := servers.Config{Name: "drifter", Kind: servers.KindStdio, Command: runtimetest.Toolserver(ts.t), Args: []string{"--tools=" + file}}
+	cfg := servers.Config{Name: name, Kind: servers.KindStdio, Command: runtimetest.Toolserver(ts.t), Args: []string{"--tools=" + file}}
 	var c created
 	ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": ts.fingerprint(0, cfg), "enable": true}, 201, &c)
 	return itoa(c.Server.ID), file

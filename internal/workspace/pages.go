@@ -1,11 +1,14 @@
 package workspace
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +66,8 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /servers/new", w.page(writer, w.newServerPage))
 	mux.Handle("POST /servers/new", w.page(writer, w.reviewNewServer))
 	mux.Handle("POST /servers/create", w.page(writer, w.createServerPage)) // an approval when it carries a fingerprint
+	mux.Handle("GET /servers/import", w.page(approval, w.importPage))
+	mux.Handle("POST /servers/import", w.formWithin(w.page(approval, w.importServersPage)))
 	mux.Handle("GET /servers/{id}", w.page(anyone, w.serverPage))
 	mux.Handle("GET /servers/{id}/edit", w.page(approval, w.editServerPage))
 	mux.Handle("POST /servers/{id}/edit", w.page(approval, w.reviewEdit))
@@ -79,6 +84,8 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /tokens", w.page(owner, w.tokensPage))
 	mux.Handle("POST /tokens", w.page(approval, w.createTokenPage))
 	mux.Handle("POST /tokens/{id}/delete", w.page(approval, w.revokeTokenPage))
+	mux.Handle("GET /connect", w.page(owner, w.connectPage))
+	mux.Handle("POST /connect/token", w.page(approval, w.connectTokenPage))
 	mux.Handle("GET /users", w.page(anyone, w.usersPage))
 	mux.Handle("POST /users", w.page(approval, w.addUserPage))
 	mux.Handle("GET /audit", w.page(owner, w.auditPage))
@@ -226,7 +233,9 @@ type serverView struct {
 	Conflict     bool
 	ToolRows     []toolRow
 	ToolWarnings []servers.Warning
-	Logs         *logsView // the owner's only
+	Diffs        []toolReview // the changed tools, field by field
+	NewTools     []toolReview // the new tools, every field
+	Logs         *logsView    // the owner's only
 }
 
 // A toolRow is one listed tool and its state: offered, quarantined
@@ -378,6 +387,7 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 	v.Warnings, v.Conflict = w.servers.ServerWarnings(s, c.Actor()), conflict
 	v.Shown = showConfig(s.Config, s.Secrets, servers.Secrets{}, c.Actor())
 	v.ToolRows, v.ToolWarnings = toolRows(s), servers.ToolWarnings(s)
+	v.Diffs, v.NewTools = toolReviews(s)
 	if c.Role == auth.Owner {
 		l := w.runtime.Logs(id)
 		v.Logs = &logsView{Runs: l.Runs, Crashes: l.Crashes, Running: l.Running, Stderr: showLines(l.Stderr), Debug: showLines(l.Debug)}
@@ -843,9 +853,65 @@ func (w *Workspace) deleteServerPage(rw http.ResponseWriter, r *http.Request, c 
 
 // tokensData is the tokens page's.
 type tokensData struct {
-	Tokens            []auth.TokenInfo
+	Tokens            []tokenRow
+	Servers           []serverChoice // for the scope of a new token
 	NewName, NewToken string
 	Problem           string
+}
+
+// A tokenRow is a token as the tokens page lists it: Scope names the
+// servers of a scoped token.
+type tokenRow struct {
+	auth.TokenInfo
+	Scope []string
+}
+
+// A serverChoice is a server a new token may be limited to.
+type serverChoice struct {
+	ID   int64
+	Name string
+}
+
+// serverChoices lists every server by name, for a token's scope.
+func (w *Workspace) serverChoices(ctx context.Context) ([]serverChoice, error) {
+	list, err := w.servers.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]serverChoice, len(list))
+	for i, s := range list {
+		out[i] = serverChoice{ID: s.ID, Name: s.Config.Name}
+	}
+	return out, nil
+}
+
+// formScope reads the scope of a token form: scope "all" (the default)
+// for every server (nil), or "some" with the checked servers' ids.
+func formScope(r *http.Request) ([]int64, error) {
+	scope := r.PostFormValue("scope")
+	checked := r.PostForm["server"]
+	switch scope {
+	case "", "all":
+		if len(checked) > 0 {
+			return nil, fail(http.StatusBadRequest, "bad_request",
+				"you chose All servers and also checked some servers: choose \"Only the servers checked\" to limit the token to them, or uncheck them")
+		}
+		return nil, nil
+	case "some":
+		ids := []int64{}
+		for _, v := range checked {
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id < 1 {
+				return nil, fail(http.StatusBadRequest, "bad_request", "server %q is not a server id", v)
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			return nil, fail(http.StatusBadRequest, "bad_request", "check at least one server to limit the token to, or choose All servers")
+		}
+		return ids, nil
+	}
+	return nil, fail(http.StatusBadRequest, "bad_request", "scope %q: want all or some", scope)
 }
 
 func (w *Workspace) tokensPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
@@ -861,9 +927,23 @@ func (w *Workspace) tokensPage(rw http.ResponseWriter, r *http.Request, c *auth.
 }
 
 func (w *Workspace) showTokens(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d tokensData) error {
-	var err error
-	if d.Tokens, err = w.auth.Tokens(r.Context()); err != nil {
+	tokens, err := w.auth.Tokens(r.Context())
+	if err != nil {
 		return err
+	}
+	if d.Servers, err = w.serverChoices(r.Context()); err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, s := range d.Servers {
+		names[s.ID] = s.Name
+	}
+	for _, t := range tokens {
+		row := tokenRow{TokenInfo: t}
+		for _, id := range t.Servers {
+			row.Scope = append(row.Scope, names[id])
+		}
+		d.Tokens = append(d.Tokens, row)
 	}
 	return w.render(rw, r, c, status, "tokens", "Tokens", d)
 }
@@ -871,8 +951,7 @@ func (w *Workspace) showTokens(rw http.ResponseWriter, r *http.Request, c *auth.
 // createTokenPage makes a token and redirects to the page that shows it
 // once, so that a reload creates nothing.
 func (w *Workspace) createTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	name := strings.TrimSpace(r.PostFormValue("name"))
-	_, token, err := w.createTokenFor(r.Context(), c, name)
+	key, err := w.newTokenShown(r, c)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 		return w.showTokens(rw, r, c, http.StatusBadRequest, tokensData{Problem: ae.Message})
@@ -880,8 +959,194 @@ func (w *Workspace) createTokenPage(rw http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	http.Redirect(rw, r, "/tokens?shown="+w.shown.put(c.UserID, name, token), http.StatusSeeOther)
+	http.Redirect(rw, r, "/tokens?shown="+key, http.StatusSeeOther)
 	return nil
+}
+
+// newTokenShown makes the token a form asks for (its name and scope) and
+// keeps it for the one page that shows it: it returns the key naming it,
+// never the token, for the redirect to that page.
+func (w *Workspace) newTokenShown(r *http.Request, c *auth.Caller) (string, error) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	scope, err := formScope(r)
+	if err != nil {
+		return "", err
+	}
+	_, token, err := w.createTokenFor(r.Context(), c, name, scope)
+	if err != nil {
+		return "", err
+	}
+	return w.shown.put(c.UserID, name, token), nil
+}
+
+// connectData is the "Connect a client" page's: each client's
+// configuration for this workspace, and a new token shown once.
+type connectData struct {
+	Configs           []clientConfig
+	URL               string // of the MCP endpoint
+	TokenFile         string // where the bridge reads the token
+	Servers           []serverChoice
+	NewName, NewToken string
+	SaveCommand       string // saves NewToken in TokenFile
+	Problem           string
+}
+
+// A clientConfig is what one client needs to use the workspace: Text goes
+// in File or, with no File, is a command to run.
+type clientConfig struct {
+	ID, Client, File, Text, Help string
+}
+
+// tokenFile is where zero servers and the bridge (zero mcp workspace) read
+// the bearer token with $ZERO_HOME set to the workspace's home.
+func (w *Workspace) tokenFile() string { return filepath.Join(w.opts.Home, "cli-token") }
+
+// defaultTokenFile is where the bridge reads the token when a client starts
+// it with ZERO_HOME unset: ~/.zero/cli-token.
+func defaultTokenFile() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".zero", "cli-token")
+}
+
+// bridgeArgs are the arguments of the stdio bridge, zero mcp workspace, for
+// a workspace at addr (host:port) whose token is in tokenFile: a flag only
+// where the bridge's default (DefaultAddr, defaultFile) would miss it.
+func bridgeArgs(addr, tokenFile, defaultFile string) []string {
+	args := []string{"mcp", "workspace"}
+	if addr != DefaultAddr {
+		args = append(args, "--addr", addr)
+	}
+	if tokenFile != defaultFile {
+		args = append(args, "--token-file", tokenFile)
+	}
+	return args
+}
+
+// clientConfigs writes each client's configuration for the workspace at
+// base (http://host:port): the stdio bridge with args, and the MCP
+// endpoint itself for clients that speak streamable HTTP.
+func clientConfigs(base string, args []string) []clientConfig {
+	type stdio struct {
+		Type    string   `json:"type,omitempty"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	type remote struct {
+		Type    string            `json:"type,omitempty"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	text := func(list string, entry any) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // html/template escapes the page
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]map[string]any{list: {"zero": entry}})
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	bridge := stdio{Command: "zero", Args: args}
+	headers := map[string]string{"Authorization": "Bearer <token>"}
+	endpoint := base + "/mcp"
+	return []clientConfig{
+		{ID: "config-claude-desktop", Client: "Claude Desktop", File: "claude_desktop_config.json", Text: text("mcpServers", bridge),
+			Help: "Settings, Developer, Edit Config opens the file. Restart Claude Desktop after saving it."},
+		{ID: "config-vscode", Client: "VS Code", File: ".vscode/mcp.json", Text: text("servers", stdio{Type: "stdio", Command: "zero", Args: args}),
+			Help: "In a folder you open in VS Code; the command MCP: Open User Configuration opens the file for every folder."},
+		{ID: "config-cursor", Client: "Cursor", File: "~/.cursor/mcp.json", Text: text("mcpServers", bridge),
+			Help: "Or .cursor/mcp.json in a project, for that project only."},
+		{ID: "config-claude-code", Client: "Claude Code", Text: web.CommandLine("claude", append([]string{"mcp", "add", "zero", "--", "zero"}, args...)),
+			Help: "Run it in a terminal, in the project; add --scope user before zero for every project."},
+		{ID: "config-http", Client: "A client that speaks streamable HTTP (Cursor, and others)", Text: text("mcpServers", remote{URL: endpoint, Headers: headers}),
+			Help: "Replace <token> with the token; the client then keeps it in its own configuration file."},
+		{ID: "config-vscode-http", Client: "VS Code, over streamable HTTP", File: ".vscode/mcp.json", Text: text("servers", remote{Type: "http", URL: endpoint, Headers: headers}),
+			Help: "Replace <token> with the token; VS Code then keeps it in this file."},
+	}
+}
+
+func (w *Workspace) connectPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	var d connectData
+	if key := r.URL.Query().Get("shown"); key != "" {
+		var ok bool
+		if d.NewName, d.NewToken, ok = w.shown.take(c.UserID, key); !ok {
+			d.Problem = "A new token is shown once, on the page right after it is created, and this one was shown already. " +
+				"If you did not save it, revoke it on the Tokens page and create another."
+		}
+	}
+	return w.showConnect(rw, r, c, http.StatusOK, d)
+}
+
+func (w *Workspace) showConnect(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d connectData) error {
+	var err error
+	if d.Servers, err = w.serverChoices(r.Context()); err != nil {
+		return err
+	}
+	d.TokenFile, d.URL = w.tokenFile(), w.base+"/mcp"
+	d.Configs = clientConfigs(w.base, bridgeArgs(strings.TrimPrefix(w.base, "http://"), d.TokenFile, defaultTokenFile()))
+	if d.NewToken != "" {
+		d.SaveCommand = "umask 077; " + web.CommandLine("printf", []string{`%s\n`, d.NewToken}) + " > " + web.CommandLine(d.TokenFile, nil)
+	}
+	return w.render(rw, r, c, status, "connect", "Connect a client", d)
+}
+
+// connectTokenPage makes a token for a client and redirects to the page
+// that shows it once, with the command that saves it.
+func (w *Workspace) connectTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	key, err := w.newTokenShown(r, c)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return w.showConnect(rw, r, c, http.StatusBadRequest, connectData{Problem: ae.Message})
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(rw, r, "/connect?shown="+key, http.StatusSeeOther)
+	return nil
+}
+
+// importData is the import page's: the drafts an import saved (Done), or
+// why it saved none.
+type importData struct {
+	Done     bool
+	Created  []importedDraft
+	Notes    []servers.ImportMessage
+	Problems []servers.ImportMessage
+}
+
+func (w *Workspace) importPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	return w.render(rw, r, c, http.StatusOK, "import", "Import servers", importData{})
+}
+
+// importServersPage saves the servers of the pasted configuration as
+// drafts and lists them, or shows every problem. The pasted text, which
+// can hold secret values, is never shown again.
+func (w *Workspace) importServersPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	res, err := w.importDrafts(r.Context(), c, []byte(r.PostFormValue("json")))
+	var refused *servers.ImportError
+	if errors.As(err, &refused) {
+		return w.render(rw, r, c, http.StatusBadRequest, "import", "Import servers", importData{Notes: res.Notes, Problems: refused.Problems})
+	}
+	if err != nil {
+		return err
+	}
+	return w.render(rw, r, c, http.StatusOK, "import", "Imported servers", importData{Done: true, Created: res.Created, Notes: res.Notes})
+}
+
+// formWithin answers 413 for a form over maxBody before the gate reads it,
+// which would find a cut form without its CSRF token.
+func (w *Workspace) formWithin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
+		var mbe *http.MaxBytesError
+		if err := r.ParseForm(); errors.As(err, &mbe) {
+			w.errorPage(rw, r, nil, fail(http.StatusRequestEntityTooLarge, "too_large",
+				"the form is over %d bytes (1 MiB): import fewer servers at a time", maxBody))
+			return
+		}
+		next.ServeHTTP(rw, r)
+	})
 }
 
 func (w *Workspace) revokeTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {

@@ -28,6 +28,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/workspace/auth"
+	"github.com/zero-dev/zero/internal/workspace/endpoint"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
@@ -67,6 +68,7 @@ type Workspace struct {
 	auth      *auth.Service
 	servers   *servers.Manager
 	runtime   *runtime.Runtime // the one way the workspace calls a tool
+	endpoint  *endpoint.Endpoint
 	audit     *audit.Log
 	auditPath string
 	roots     *fsroot.Set
@@ -134,7 +136,9 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	w.servers = servers.NewManager(servers.Options{
 		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver, LocalCA: localCA,
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
+		Changed: func(id int64) { w.endpoint.Changed(id) },
 	})
+	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log})
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
 	}
@@ -152,6 +156,9 @@ func (w *Workspace) observe(ctx context.Context, s runtime.Spec, l runtime.Listi
 // runs.
 func (w *Workspace) Close() error {
 	var errs []error
+	if w.endpoint != nil {
+		w.endpoint.Close()
+	}
 	if w.runtime != nil {
 		errs = append(errs, w.runtime.Close())
 	}

@@ -2,8 +2,8 @@
 // one-time login links, browser sessions (an HttpOnly, SameSite=Strict
 // cookie plus a CSRF token and a same-origin check), and bearer tokens for
 // computer callers (agents and scripts), which an owner creates in a
-// browser session. Secrets it issues (links, sessions, tokens) are stored
-// only as SHA-256 hashes.
+// browser session, each for every server or scoped to chosen ones. Secrets
+// it issues (links, sessions, tokens) are stored only as SHA-256 hashes.
 package auth
 
 import (
@@ -52,6 +52,8 @@ const (
 	SessionTTL     = 12 * time.Hour
 	loginPath      = "/login"
 	tokenNameLimit = 100
+	// TokenScopeLimit bounds the servers a scoped token names.
+	TokenScopeLimit = 1000
 )
 
 // Errors the API turns into status codes.
@@ -79,6 +81,12 @@ type Caller struct {
 	Role    Role
 	Kind    Kind
 	TokenID int64 // for a bearer caller
+	// Scoped marks a bearer token limited to some servers: Servers are their
+	// ids, the only servers whose tools it may list and call over /mcp. An
+	// unscoped token may use every server. A scoped token whose servers were
+	// all deleted has Scoped set and no Servers: it may use none.
+	Scoped  bool
+	Servers []int64
 	// FirstUse marks the first request a bearer token ever made.
 	FirstUse bool
 
@@ -233,10 +241,15 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 		}
 		c := &Caller{Kind: Bearer}
 		var firstUsed string
-		err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
-			hash(token)).Scan(&c.TokenID, &firstUsed, &c.UserID, &c.User, &c.Role)
+		err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, t.scoped, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
+			hash(token)).Scan(&c.TokenID, &firstUsed, &c.Scoped, &c.UserID, &c.User, &c.Role)
 		if err != nil {
 			return nil, ErrUnauthenticated
+		}
+		if c.Scoped {
+			if c.Servers, err = s.scope(ctx, c.TokenID); err != nil {
+				return nil, err
+			}
 		}
 		if firstUsed == "" {
 			res, err := s.db.ExecContext(ctx, `UPDATE tokens SET first_used_at = ? WHERE id = ? AND first_used_at = ''`, stamp(s.now()), c.TokenID)
@@ -262,40 +275,107 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 	return c, nil
 }
 
+// scope returns the ids of the servers a scoped token may use, in order.
+func (s *Service) scope(ctx context.Context, tokenID int64) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT server_id FROM token_servers WHERE token_id = ? ORDER BY server_id`, tokenID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // CreateToken makes a bearer token for the user; the token itself is
-// returned once and stored only as a hash.
-func (s *Service) CreateToken(ctx context.Context, userID int64, name string) (id int64, token string, err error) {
+// returned once and stored only as a hash. servers is its scope: nil for
+// a token that may use every server, else the ids of the only servers it
+// may use, each of which must exist (an empty list is refused).
+func (s *Service) CreateToken(ctx context.Context, userID int64, name string, servers []int64) (id int64, token string, err error) {
 	if name == "" || len(name) > tokenNameLimit || strings.ContainsAny(name, "\x00\n\r") {
 		return 0, "", fmt.Errorf("token name: want 1-%d characters, no control characters", tokenNameLimit)
 	}
+	switch {
+	case servers != nil && len(servers) == 0:
+		return 0, "", errors.New("a token limited to some servers needs at least one; leave the servers out for a token that may use every server")
+	case len(servers) > TokenScopeLimit:
+		return 0, "", fmt.Errorf("a token may be limited to at most %d servers, not %d; leave the servers out for a token that may use every server", TokenScopeLimit, len(servers))
+	}
+	scope := slices.Compact(slices.Sorted(slices.Values(servers)))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer tx.Rollback()
 	var taken int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE name = ?`, name).Scan(&taken); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE name = ?`, name).Scan(&taken); err != nil {
 		return 0, "", err
 	}
 	if taken > 0 {
 		return 0, "", fmt.Errorf("a token named %q exists already: choose another name", name)
 	}
+	for _, sid := range scope {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM servers WHERE id = ?`, sid).Scan(&n); err != nil {
+			return 0, "", err
+		}
+		if n == 0 {
+			return 0, "", fmt.Errorf("no server has id %d: limit the token to existing servers", sid)
+		}
+	}
 	token = TokenPrefix + randomToken()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
-		userID, name, hash(token), stamp(s.now()))
+	res, err := tx.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at, scoped) VALUES (?, ?, ?, ?, ?)`,
+		userID, name, hash(token), stamp(s.now()), servers != nil)
 	if err != nil {
 		return 0, "", err
 	}
-	id, err = res.LastInsertId()
-	return id, token, err
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, "", err
+	}
+	for _, sid := range scope {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO token_servers (token_id, server_id) VALUES (?, ?)`, id, sid); err != nil {
+			return 0, "", err
+		}
+	}
+	return id, token, tx.Commit()
 }
 
-// A TokenInfo describes a token without revealing it.
+// A TokenInfo describes a token without revealing it. Scoped and Servers
+// are its scope, as in Caller; Servers is nil for an unscoped token.
 type TokenInfo struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	User      string `json:"user"`
-	CreatedAt string `json:"created_at"`
+	ID        int64   `json:"id"`
+	Name      string  `json:"name"`
+	User      string  `json:"user"`
+	CreatedAt string  `json:"created_at"`
+	Scoped    bool    `json:"scoped"`
+	Servers   []int64 `json:"servers"`
 }
 
-// Tokens lists the tokens.
+// Tokens lists the tokens with their scopes.
 func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT t.id, t.name, u.name, t.created_at FROM tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id`)
+	scopes := map[int64][]int64{}
+	srows, err := s.db.QueryContext(ctx, `SELECT token_id, server_id FROM token_servers ORDER BY token_id, server_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer srows.Close()
+	for srows.Next() {
+		var tid, sid int64
+		if err := srows.Scan(&tid, &sid); err != nil {
+			return nil, err
+		}
+		scopes[tid] = append(scopes[tid], sid)
+	}
+	if err := srows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT t.id, t.name, u.name, t.created_at, t.scoped FROM tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id`)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +383,11 @@ func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
 	out := []TokenInfo{}
 	for rows.Next() {
 		var t TokenInfo
-		if err := rows.Scan(&t.ID, &t.Name, &t.User, &t.CreatedAt); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &t.User, &t.CreatedAt, &t.Scoped); err != nil {
 			return nil, err
+		}
+		if t.Scoped {
+			t.Servers = append([]int64{}, scopes[t.ID]...)
 		}
 		out = append(out, t)
 	}

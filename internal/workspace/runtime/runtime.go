@@ -45,12 +45,15 @@
 // [StderrRing] bytes, beside a history of its runs (starts, ends, exit codes,
 // crashes); [Runtime.Logs] returns both. Every call is recorded in the audit
 // log (action "tool.call": server, tool, caller, duration, outcome), never
-// its arguments or result. With the owner's debug switch on, arguments and
+// its arguments or result; the records of calls are group-committed
+// ([audit.Log.AppendBatched]): written at once, synced within
+// [audit.FlushInterval]. With the owner's debug switch on, arguments and
 // results are kept too, redacted, in a ring of [DebugRing] bytes in memory,
 // never in the audit log and never on disk.
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -425,9 +428,10 @@ func gate(s Spec, l Listing, tool string) *RefusedError {
 	return nil
 }
 
-// objectArgs checks that args is a JSON object, and makes an empty one {}.
+// objectArgs checks that args is a JSON object, and makes absent ones
+// (empty or null) {}.
 func objectArgs(args json.RawMessage) (json.RawMessage, error) {
-	if len(args) == 0 {
+	if len(args) == 0 || string(bytes.TrimSpace(args)) == "null" {
 		return json.RawMessage("{}"), nil
 	}
 	var obj map[string]json.RawMessage
@@ -446,11 +450,12 @@ func ctxOutcome(ctx context.Context) Outcome {
 
 // record writes a call's audit record: who called which tool of which
 // server, how long it took and how it ended; never its arguments or result.
+// It is group-committed: written at once, synced within audit.FlushInterval.
 func (r *Runtime) record(s Spec, tool, caller string, o Outcome, d time.Duration) error {
 	if r.o.Audit == nil {
 		return nil
 	}
-	_, err := r.o.Audit.Append(audit.Event{
+	_, err := r.o.Audit.AppendBatched(audit.Event{
 		Actor: caller, Action: "tool.call", Target: "server:" + strconv.FormatInt(s.ServerID, 10), Fingerprint: s.Fingerprint,
 		Detail: map[string]string{"name": s.Name, "tool": tool, "outcome": string(o), "duration_ms": strconv.FormatInt(d.Milliseconds(), 10)},
 	})

@@ -113,6 +113,10 @@ type Options struct {
 	// Spec carries, and the connections it stops when a server is disabled,
 	// edited or deleted.
 	Runtime *runtime.Runtime
+	// Changed, if set, hears of server id after every committed change to
+	// it, and after a runtime connection's listing of its tools is recorded
+	// (the /mcp endpoint then lists its tools again). It must not block.
+	Changed func(id int64)
 }
 
 // A Manager keeps the servers. It is safe for concurrent use.
@@ -437,6 +441,15 @@ func (m *Manager) Delete(ctx context.Context, actor string, id int64) error {
 	return err
 }
 
+// changed follows a committed change to server id: the Specs built before
+// it are stale (Runtime.Invalidate), and Options.Changed hears of it.
+func (m *Manager) changed(id int64) {
+	m.o.Runtime.Invalidate(id)
+	if m.o.Changed != nil {
+		m.o.Changed(id)
+	}
+}
+
 // stop ends server id's runtime connection, if one runs, after a change:
 // the next call starts it again under the server as it is then.
 func (m *Manager) stop(id int64) { m.o.Runtime.Stop(id) }
@@ -573,6 +586,7 @@ func (m *Manager) change(ctx context.Context, id int64, actor string, fn func(*s
 	if err := tx.Commit(); err != nil {
 		return Server{}, err
 	}
+	m.changed(id)
 	if action == "server.delete" {
 		return Server{}, nil
 	}

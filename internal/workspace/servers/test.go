@@ -59,6 +59,12 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 	} else {
 		logoURL = m.logoOf(probeCtx, l.Icons)
 	}
+	if testErr == nil {
+		// Calls from now on see what this Test saw: renewed before the change
+		// is committed, so that a listing the change sets off (the /mcp
+		// endpoint's) is made on a fresh connection, not the old one.
+		m.renew(id)
+	}
 	_, err = m.change(ctx, id, actor, func(tx *sql.Tx, now *row) (string, map[string]string, error) {
 		if now.config.Fingerprint() != fp {
 			return "", nil, fmt.Errorf("the configuration changed during the test; test again")
@@ -86,9 +92,6 @@ func (m *Manager) Test(ctx context.Context, actor string, id int64) (Server, err
 	})
 	if err != nil {
 		return Server{}, err
-	}
-	if testErr == nil {
-		m.renew(id) // calls from now on see what this Test saw
 	}
 	return m.Get(ctx, id)
 }

@@ -153,7 +153,13 @@ func (m *Manager) Observe(ctx context.Context, s runtime.Spec, l runtime.Listing
 	if _, _, err := m.listed(ctx, tx, cur, s.Fingerprint, l, "zero", "connection"); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if m.o.Changed != nil {
+		m.o.Changed(s.ServerID)
+	}
+	return nil
 }
 
 // ApproveTools approves server id's tools as last listed (by a Test or a

@@ -100,6 +100,15 @@ var migrations = []string{
 	);
 	ALTER TABLE servers ADD COLUMN debug_log INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE servers DROP COLUMN tools;`,
+	// 5: token scopes. A scoped token may use only the servers it has a row
+	// for here; deleting a server deletes its rows, so a server that later
+	// gets the same id is not in any token's scope.
+	`ALTER TABLE tokens ADD COLUMN scoped INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE token_servers (
+		token_id  INTEGER NOT NULL REFERENCES tokens (id) ON DELETE CASCADE,
+		server_id INTEGER NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+		PRIMARY KEY (token_id, server_id)
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

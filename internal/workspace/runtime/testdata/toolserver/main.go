@@ -7,6 +7,9 @@
 //   - --events=FILE appends a line for what the test watches: "start PID",
 //     "begin PID" and "end PID" around a slow call, "cancelled PID" when
 //     one is cancelled.
+//   - --env adds a tool env {name}, which says whether that environment
+//     variable is set and how many bytes its value has, never the value:
+//     a secrets test checks that the server got a secret it must not see.
 //
 // Its other tools: slow {ms} waits ms milliseconds or until the call is
 // cancelled; crash writes to stderr and exits 2 in the middle of the call;
@@ -57,6 +60,7 @@ func text(s string) *mcp.CallToolResult {
 func main() {
 	toolsFile := flag.String("tools", "", "a JSON file of echo tools")
 	eventsFile := flag.String("events", "", "a file to append events to")
+	envTool := flag.Bool("env", false, "add the tool env")
 	flag.Parse()
 	if *eventsFile != "" {
 		f, err := os.OpenFile(*eventsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -131,6 +135,14 @@ func main() {
 		})
 		return text("grown"), nil
 	})
+	if *envTool {
+		srv.AddTool(&mcp.Tool{Name: "env", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Name string }
+			json.Unmarshal(req.Params.Arguments, &args)
+			v, ok := os.LookupEnv(args.Name)
+			return text(fmt.Sprintf("%s: set %t, %d bytes", args.Name, ok, len(v))), nil
+		})
+	}
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
