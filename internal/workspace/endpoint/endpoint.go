@@ -244,14 +244,14 @@ type tokenServer struct {
 	mu      sync.Mutex     // serializes sync; guards the fields below
 	synced  bool           // every server in scope was listed once
 	dirty   map[int64]bool // servers to list again
-	lists   map[int64][]mcp.Tool
+	lists   map[int64][]listed
 	offered map[string]string // name to the JSON of the tool as offered
 	known   map[string]ref    // every name ever offered, to say why a vanished one fails
 }
 
 func newTokenServer(e *Endpoint, c *auth.Caller) *tokenServer {
 	ts := &tokenServer{e: e, actor: c.Actor(), scoped: c.Scoped, scope: slices.Clone(c.Servers),
-		dirty: map[int64]bool{}, lists: map[int64][]mcp.Tool{}, offered: map[string]string{}, known: map[string]ref{}}
+		dirty: map[int64]bool{}, lists: map[int64][]listed{}, offered: map[string]string{}, known: map[string]ref{}}
 	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "zero-workspace", Title: "Zero workspace", Version: buildinfo.Version()},
 		&mcp.ServerOptions{
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -377,9 +377,16 @@ func (ts *tokenServer) sync(ctx context.Context) {
 	ts.offer()
 }
 
-// list returns what the runtime offers of server id's tools, as this
-// endpoint offers them but for their names; nil if it does not run.
-func (ts *tokenServer) list(ctx context.Context, id int64, name string) []mcp.Tool {
+// A listed tool is one the runtime offers, and how the endpoint offers it
+// but for its name.
+type listed struct {
+	ref  ref
+	tool mcp.Tool
+}
+
+// list returns what the runtime offers of server id's tools; nil if it
+// does not run.
+func (ts *tokenServer) list(ctx context.Context, id int64, name string) []listed {
 	s, err := ts.e.spec(ctx, id)
 	if err != nil {
 		return nil
@@ -389,14 +396,14 @@ func (ts *tokenServer) list(ctx context.Context, id int64, name string) []mcp.To
 		ts.e.o.Log.Warn("mcp endpoint: list tools", "server", name, "err", s.Redactor().String(err.Error()))
 		return nil
 	}
-	out := make([]mcp.Tool, 0, len(tools))
+	out := make([]listed, 0, len(tools))
 	for _, t := range tools {
 		mt, err := offered(t, name)
 		if err != nil {
 			ts.e.o.Log.Warn("mcp endpoint: tool not offered", "server", name, "tool", t.Name, "err", err)
 			continue
 		}
-		out = append(out, mt)
+		out = append(out, listed{ref{server: id, name: name, tool: t.Name}, mt})
 	}
 	return out
 }
@@ -427,12 +434,10 @@ func offered(t runtime.Tool, server string) (mcp.Tool, error) {
 func (ts *tokenServer) offer() {
 	var refs []ref
 	defs := map[ref]mcp.Tool{}
-	for id, tools := range ts.lists {
-		for _, t := range tools {
-			server := t.Meta[MetaServer].(string)
-			r := ref{server: id, name: server, tool: t.Meta[MetaTool].(string)}
-			refs = append(refs, r)
-			defs[r] = t
+	for _, tools := range ts.lists {
+		for _, l := range tools {
+			refs = append(refs, l.ref)
+			defs[l.ref] = l.tool
 		}
 	}
 	want := Names(refs)
