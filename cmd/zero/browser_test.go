@@ -312,6 +312,11 @@ func TestBrowserApprovalFlow(t *testing.T) {
 	if verify := run(t, tab, chromedp.Text(chromedp.ID("verify"))); !strings.Contains(verify, "verifies") {
 		t.Errorf("the audit page: %s", verify)
 	}
+	// A checkbox is a box beside its label, not a line of its own.
+	do(t, tab, chromedp.Navigate(srv.base+"/tokens"), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if width := run(t, tab, chromedp.Evaluate[float64](`(() => { const c = document.querySelector("input[type=checkbox]"); return c ? c.getBoundingClientRect().width : -1; })()`)); width <= 0 || width > 40 {
+		t.Errorf("a checkbox on the tokens page is %v px wide (-1: none)", width)
+	}
 	// The review of a common configuration, for the README.
 	do(t, tab,
 		chromedp.Navigate(srv.base+"/servers/new"),

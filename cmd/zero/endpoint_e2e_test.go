@@ -47,7 +47,14 @@ func wsAddToolserver(t *testing.T, p *serveProcess, browser *http.Client, header
 	if names != nil {
 		cfg["env"] = names
 	}
-	secrets := map[string]any{"env": env}
+	return wsAdd(t, p, browser, headers, cfg, map[string]any{"env": env})
+}
+
+// wsAdd adds the server cfg with secrets in the owner's browser session,
+// approves and enables it as reviewed, and tests it, which records its
+// tools as the approved tool set.
+func wsAdd(t *testing.T, p *serveProcess, browser *http.Client, headers map[string]string, cfg, secrets map[string]any) wsServer {
+	t.Helper()
 	var preview struct {
 		Fingerprint string `json:"fingerprint"`
 	}
@@ -59,7 +66,7 @@ func wsAddToolserver(t *testing.T, p *serveProcess, browser *http.Client, header
 	var tested wsServer
 	getJSON(t, browser, "POST", p.base+"/api/servers/"+strconv.FormatInt(created.Server.ID, 10)+"/test", nil, headers, &tested)
 	if tested.Status != "ok" {
-		t.Fatalf("the Test of %s: %+v", name, tested)
+		t.Fatalf("the Test of %s: %+v", cfg["name"], tested)
 	}
 	return tested
 }

@@ -17,7 +17,7 @@ func mcpCommand() *Command {
 	return &Command{
 		Name:      "mcp",
 		UsageLine: "mcp <server> [flags] [arguments]",
-		Short:     "run one MCP server (filesystem, fetch, memory, shell, skills, agents)",
+		Short:     "run one MCP server (filesystem, fetch, memory, shell, skills, agents), or bridge to the workspace's",
 		Long: `Mcp runs exactly one of Zero's MCP servers.
 
 It speaks MCP over stdin and stdout (newline-delimited JSON-RPC; logs go to
@@ -33,7 +33,7 @@ None of these servers is a sandbox: they act with your user's permissions.
 Never expose them on a network you do not control.
 `,
 		Subcommands: []*Command{mcpFilesystemCommand(), mcpFetchCommand(), mcpMemoryCommand(), mcpShellCommand(),
-			mcpSkillsCommand(), mcpAgentsCommand()},
+			mcpSkillsCommand(), mcpAgentsCommand(), mcpWorkspaceCommand()},
 		kind: "server",
 	}
 }

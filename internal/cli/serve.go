@@ -55,7 +55,7 @@ starts. A local https server with a certificate of its own is trusted with
 				return usagef("ZERO_ALLOWED_LOCAL_ORIGINS: %v", err)
 			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
-				Stderr: stdio.Err}, *addr)
+				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err}, *addr)
 		},
 	}
 }

@@ -2,8 +2,12 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -20,11 +24,15 @@ import (
 //	go test -run '^$' -bench 'BenchmarkEcho' -count 5 ./internal/workspace
 //
 // Each call is one client round trip; the endpoint's includes its audit
-// record.
+// record. Client and workspace share this process and its collector, run
+// at zero serve's percentage (serveGCPercent). BenchmarkSDKFloor is the
+// Go SDK's own streamable HTTP round trip to a tool that does nothing, in
+// this process: the part of the endpoint's cost that is not Zero's.
 
 // BenchmarkEchoDirect calls the toolserver's echo over stdio from the Go
 // SDK's client, as a local client would without the workspace.
 func BenchmarkEchoDirect(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
 	cmd := exec.Command(runtimetest.Toolserver(b))
 	cmd.Env = append(os.Environ(), "CANARY=")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
@@ -81,6 +89,7 @@ func BenchmarkEchoEndpoint8(b *testing.B) {
 }
 
 func benchEndpoint(b *testing.B) *mcp.ClientSession {
+	b.Cleanup(func(old int) func() { return func() { debug.SetGCPercent(old) } }(debug.SetGCPercent(serveGCPercent)))
 	ts := start(b, Options{})
 	id, _ := ts.driftServer(`{"echo": {"description": "Echoes."}}`)
 	ts.browser.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
@@ -103,4 +112,25 @@ func benchEcho(b *testing.B, cs *mcp.ClientSession, name string) {
 	for range b.N {
 		call()
 	}
+}
+
+// BenchmarkSDKFloor calls a tool that does nothing on an SDK server behind
+// the SDK's streamable HTTP handler (JSON answers, as /mcp), from the SDK's
+// client, in this process: the SDK's share of BenchmarkEchoEndpoint.
+func BenchmarkSDKFloor(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+	s := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer hs.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchEcho(b, cs, "echo")
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -44,6 +45,12 @@ const (
 	threadsDir  = "workspace"
 )
 
+// serveGCPercent is the collector's percentage in zero serve, as in the
+// MCP servers: a tool call through /mcp allocates several times what it
+// keeps (the SDK's JSON decoding), the live heap is small, and at the
+// default (100) the collector took a third of the CPU of a call.
+const serveGCPercent = 400
+
 // Options configure a workspace.
 type Options struct {
 	Home                string // $ZERO_HOME; created with mode 0700 if missing
@@ -53,6 +60,9 @@ type Options struct {
 	// system's, for the allowed local origins only.
 	LocalCAFile string
 	Stderr      io.Writer
+	// GOGC is the GOGC environment variable, as the caller read it. When it
+	// is empty, Serve sets the collector's percentage to serveGCPercent.
+	GOGC string
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
@@ -217,6 +227,9 @@ func Serve(ctx context.Context, o Options, addr string) error {
 	l, err := localhttp.CheckAddr(addr, false)
 	if err != nil {
 		return err
+	}
+	if o.GOGC == "" {
+		debug.SetGCPercent(serveGCPercent)
 	}
 	lock, err := lockServe(o.Home) // one server per home: see home.go
 	if err != nil {

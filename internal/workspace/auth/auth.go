@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -110,10 +111,36 @@ func (c *Caller) CSRF() string { return c.csrf }
 type Service struct {
 	db  *sql.DB
 	now func() time.Time
+
+	// Bearer tokens known good, by hash, so that a token's every request
+	// does not read the database again. Only what DeleteToken changes is
+	// kept (users are never changed or deleted); a scoped token's servers
+	// are always read, since a deleted server's id is given again.
+	mu      sync.Mutex
+	gen     uint64 // counts forget calls: a lookup older than one is not kept
+	bearers map[string]bearer
+}
+
+// A bearer is a known good token's row.
+type bearer struct {
+	tokenID, userID int64
+	user            string
+	role            Role
+	scoped          bool
 }
 
 // New returns the service on the workspace database.
-func New(db *sql.DB) *Service { return &Service{db: db, now: time.Now} }
+func New(db *sql.DB) *Service {
+	return &Service{db: db, now: time.Now, bearers: map[string]bearer{}}
+}
+
+// forget drops every known token, after a token was deleted.
+func (s *Service) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	clear(s.bearers)
+}
 
 func randomToken() string {
 	b := make([]byte, 32)
@@ -239,25 +266,39 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 		if !ok || !strings.HasPrefix(token, TokenPrefix) {
 			return nil, ErrUnauthenticated
 		}
-		c := &Caller{Kind: Bearer}
-		var firstUsed string
-		err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, t.scoped, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
-			hash(token)).Scan(&c.TokenID, &firstUsed, &c.Scoped, &c.UserID, &c.User, &c.Role)
-		if err != nil {
-			return nil, ErrUnauthenticated
+		h := hash(token)
+		s.mu.Lock()
+		b, known := s.bearers[h]
+		gen := s.gen
+		s.mu.Unlock()
+		firstUse := false
+		if !known {
+			var firstUsed string
+			err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, t.scoped, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
+				h).Scan(&b.tokenID, &firstUsed, &b.scoped, &b.userID, &b.user, &b.role)
+			if err != nil {
+				return nil, ErrUnauthenticated
+			}
+			if firstUsed == "" {
+				res, err := s.db.ExecContext(ctx, `UPDATE tokens SET first_used_at = ? WHERE id = ? AND first_used_at = ''`, stamp(s.now()), b.tokenID)
+				if err != nil {
+					return nil, err
+				}
+				n, _ := res.RowsAffected()
+				firstUse = n == 1
+			}
+			s.mu.Lock()
+			if s.gen == gen {
+				s.bearers[h] = b
+			}
+			s.mu.Unlock()
 		}
+		c := &Caller{Kind: Bearer, TokenID: b.tokenID, UserID: b.userID, User: b.user, Role: b.role, Scoped: b.scoped, FirstUse: firstUse}
 		if c.Scoped {
+			var err error
 			if c.Servers, err = s.scope(ctx, c.TokenID); err != nil {
 				return nil, err
 			}
-		}
-		if firstUsed == "" {
-			res, err := s.db.ExecContext(ctx, `UPDATE tokens SET first_used_at = ? WHERE id = ? AND first_used_at = ''`, stamp(s.now()), c.TokenID)
-			if err != nil {
-				return nil, err
-			}
-			n, _ := res.RowsAffected()
-			c.FirstUse = n == 1
 		}
 		return c, nil
 	}
@@ -397,6 +438,7 @@ func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
 // DeleteToken revokes a token; it reports whether there was one.
 func (s *Service) DeleteToken(ctx context.Context, id int64) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id)
+	s.forget() // whether or not it failed: the database decides again
 	if err != nil {
 		return false, err
 	}

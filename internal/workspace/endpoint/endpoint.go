@@ -108,6 +108,11 @@ type callerKey struct{}
 // ServeHTTP serves one request of c, a bearer caller the workspace
 // identified.
 func (e *Endpoint) ServeHTTP(rw http.ResponseWriter, r *http.Request, c *auth.Caller) {
+	// The caller's scope as it is now decides, before the request reaches
+	// a session: sessions made under another scope end first.
+	if _, replaced := e.token(c); replaced != nil {
+		replaced.closeSessions()
+	}
 	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 	r.Body = http.MaxBytesReader(rw, r.Body, MaxBody)
 	e.handler.ServeHTTP(rw, r)
@@ -130,25 +135,28 @@ func (e *Endpoint) verify(_ context.Context, _ string, r *http.Request) (*mcpaut
 // serverFor returns the MCP server of the request's token, for a new
 // session.
 func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
-	return e.token(callerOf(r)).srv
+	ts, replaced := e.token(callerOf(r))
+	if replaced != nil { // ServeHTTP replaced it; a change since then
+		go replaced.closeSessions()
+	}
+	return ts.srv
 }
 
-// token returns c's token server, making it; a token server made for
-// another scope under the same id (a revoked token's id, reused) is
-// replaced and its sessions closed.
-func (e *Endpoint) token(c *auth.Caller) *tokenServer {
+// token returns c's token server, making it. A token server made for
+// another scope under the same id (a token whose servers were deleted, a
+// revoked token's id reused) is replaced, and returned as replaced: the
+// caller closes its sessions.
+func (e *Endpoint) token(c *auth.Caller) (ts, replaced *tokenServer) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ts := e.tokens[c.TokenID]
+	ts = e.tokens[c.TokenID]
 	if ts != nil && ts.actor == c.Actor() && ts.scoped == c.Scoped && slices.Equal(ts.scope, c.Servers) {
-		return ts
+		return ts, nil
 	}
-	if ts != nil {
-		go ts.closeSessions()
-	}
+	replaced = ts
 	ts = newTokenServer(e, c)
 	e.tokens[c.TokenID] = ts
-	return ts
+	return ts, replaced
 }
 
 // Revoked closes the sessions of token id, which was revoked: the token
@@ -241,9 +249,13 @@ type tokenServer struct {
 	srv    *mcp.Server
 	kicked atomic.Bool // a background sync is due
 
-	mu      sync.Mutex     // serializes sync; guards the fields below
-	synced  bool           // every server in scope was listed once
-	dirty   map[int64]bool // servers to list again
+	// dirtyMu guards dirty, the servers to list again: never held while
+	// waiting, so that a change is noted while a sync waits for a start.
+	dirtyMu sync.Mutex
+	dirty   map[int64]bool
+
+	mu      sync.Mutex // serializes sync; guards the fields below
+	synced  bool       // every server in scope was listed once
 	lists   map[int64][]listed
 	offered map[string]string // name to the JSON of the tool as offered
 	known   map[string]ref    // every name ever offered, to say why a vanished one fails
@@ -321,9 +333,9 @@ func (ts *tokenServer) lookup(ctx context.Context, name string) (ref, bool) {
 // stale marks server id's tools to be listed again, now if a client is
 // connected.
 func (ts *tokenServer) stale(id int64) {
-	ts.mu.Lock()
+	ts.dirtyMu.Lock()
 	ts.dirty[id] = true
-	ts.mu.Unlock()
+	ts.dirtyMu.Unlock()
 	connected := false
 	for range ts.srv.Sessions() {
 		connected = true
@@ -349,12 +361,19 @@ func (ts *tokenServer) stale(id int64) {
 func (ts *tokenServer) sync(ctx context.Context) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.synced && len(ts.dirty) == 0 {
+	ts.dirtyMu.Lock()
+	dirty := ts.dirty
+	ts.dirty = map[int64]bool{}
+	ts.dirtyMu.Unlock()
+	if ts.synced && len(dirty) == 0 {
 		return
 	}
 	all, err := ts.e.o.Servers.List(ctx)
 	if err != nil {
 		ts.e.o.Log.Warn("mcp endpoint: list servers", "err", err)
+		ts.dirtyMu.Lock()
+		maps.Copy(ts.dirty, dirty) // to try again
+		ts.dirtyMu.Unlock()
 		return
 	}
 	inScope := map[int64]bool{}
@@ -363,7 +382,7 @@ func (ts *tokenServer) sync(ctx context.Context) {
 			continue
 		}
 		inScope[s.ID] = true
-		if _, listed := ts.lists[s.ID]; listed && ts.synced && !ts.dirty[s.ID] {
+		if _, listed := ts.lists[s.ID]; listed && ts.synced && !dirty[s.ID] {
 			continue
 		}
 		ts.lists[s.ID] = ts.list(ctx, s.ID, s.Config.Name)
@@ -373,7 +392,7 @@ func (ts *tokenServer) sync(ctx context.Context) {
 			delete(ts.lists, id)
 		}
 	}
-	ts.synced, ts.dirty = true, map[int64]bool{}
+	ts.synced = true
 	ts.offer()
 }
 

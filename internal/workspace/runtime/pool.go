@@ -192,6 +192,11 @@ func (s *server) start(a *attempt, spec Spec) {
 	ctx, cancel := context.WithTimeout(s.rt.life, s.rt.o.StartTimeout)
 	defer cancel()
 	c, err := s.rt.open(ctx, s.rt.life, spec, s, true)
+	if err == nil {
+		// Before any call is answered on it: a refusal for drift follows
+		// the drift's record and the callers' list_changed.
+		s.rt.observe(spec, *c.list.Load())
+	}
 	s.mu.Lock()
 	s.starting = nil
 	switch {
@@ -211,9 +216,6 @@ func (s *server) start(a *attempt, spec Spec) {
 	}
 	close(a.done)
 	s.mu.Unlock()
-	if err == nil {
-		s.rt.observe(spec, *c.list.Load())
-	}
 }
 
 // backoff is the wait before the next start after n crashes in a row.
