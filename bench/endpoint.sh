@@ -7,10 +7,11 @@
 #
 # 1. Go benchmarks (internal/workspace/endpoint_bench_test.go), -count RUNS:
 #    BenchmarkEchoDirect (the Go SDK client on the server's stdio),
-#    BenchmarkEchoEndpoint (the same client through /mcp), BenchmarkSDKFloor
-#    (the SDK's own HTTP round trip to a tool that does nothing) and
-#    BenchmarkEchoEndpoint8 (8 calls in flight through /mcp). Medians, and
-#    the added latency (endpoint - direct).
+#    BenchmarkEchoEndpoint (the same client through /mcp), BenchmarkSDKProxy
+#    (the same call through a bare SDK proxy: HTTP handler, SDK server, SDK
+#    client on the server's stdio), BenchmarkSDKFloor (the SDK's own HTTP
+#    round trip to a tool that does nothing) and BenchmarkEchoEndpoint8 (8
+#    calls in flight through /mcp). Medians, and the added latencies.
 # 2. Real processes, with rawbench (a client with almost no cost of its
 #    own; RAWBENCH_DIR, default ../shared/tools/rawbench): the echo of the
 #    server run directly, and the echo through a running zero serve over the
@@ -25,7 +26,7 @@ echo "machine: $(nproc) cores; $(go version | cut -d' ' -f3); $RUNS runs per fig
 echo
 
 echo "## Go benchmarks (2000 calls each, -count $RUNS)"
-go test -run '^$' -bench 'BenchmarkEcho|BenchmarkSDKFloor' -benchtime=2000x -count "$RUNS" ./internal/workspace |
+go test -run '^$' -bench 'BenchmarkEcho|BenchmarkSDK' -benchtime=2000x -count "$RUNS" ./internal/workspace |
   grep -E '^Benchmark' | tee "$WORK/go.txt"
 python3 - "$WORK/go.txt" <<'EOF'
 import re, statistics, sys
@@ -38,10 +39,12 @@ for line in open(sys.argv[1]):
             cps.setdefault(m[1], []).append(int(m[3]))
 med = {k: statistics.median(v) / 1e6 for k, v in ns.items()}
 print()
-for k in ("BenchmarkEchoDirect", "BenchmarkEchoEndpoint", "BenchmarkSDKFloor"):
+for k in ("BenchmarkEchoDirect", "BenchmarkEchoEndpoint", "BenchmarkSDKProxy", "BenchmarkSDKFloor"):
     print(f"median {k}: {med[k]:.3f} ms")
 print(f"added by /mcp (endpoint - direct): {med['BenchmarkEchoEndpoint'] - med['BenchmarkEchoDirect']:.3f} ms (target <= 0.3)")
-print(f"of which the SDK's HTTP round trip (floor): {med['BenchmarkSDKFloor']:.3f} ms")
+print(f"added by a bare SDK proxy (proxy - direct): {med['BenchmarkSDKProxy'] - med['BenchmarkEchoDirect']:.3f} ms")
+print(f"Zero's own share (endpoint - proxy): {med['BenchmarkEchoEndpoint'] - med['BenchmarkSDKProxy']:.3f} ms")
+print(f"the SDK's HTTP round trip to a no-op tool (floor): {med['BenchmarkSDKFloor']:.3f} ms")
 print(f"8 in flight: {statistics.median(cps['BenchmarkEchoEndpoint8']):.0f} calls/s (target >= 1000)")
 EOF
 echo

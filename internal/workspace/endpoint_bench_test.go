@@ -134,3 +134,34 @@ func BenchmarkSDKFloor(b *testing.B) {
 	defer cs.Close()
 	benchEcho(b, cs, "echo")
 }
+
+// BenchmarkSDKProxy calls the toolserver's echo through the least an SDK
+// proxy does: an SDK server behind the SDK's streamable HTTP handler whose
+// tool calls the server over stdio with the SDK's client and returns its
+// result. BenchmarkEchoEndpoint minus this is what Zero adds to a bare
+// proxy: the bearer check, the gate, sanitizing and the call record.
+func BenchmarkSDKProxy(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+	cmd := exec.Command(runtimetest.Toolserver(b))
+	cmd.Env = append(os.Environ(), "CANARY=")
+	upstream, err := mcp.NewClient(&mcp.Implementation{Name: "proxy", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer upstream.Close()
+	s := mcp.NewServer(&mcp.Implementation{Name: "proxy", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return upstream.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer hs.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchEcho(b, cs, "echo")
+}
