@@ -12,11 +12,11 @@
 #    client on the server's stdio), BenchmarkSDKFloor (the SDK's own HTTP
 #    round trip to a tool that does nothing) and BenchmarkEchoEndpoint8 (8
 #    calls in flight through /mcp). Medians, and the added latencies.
-# 2. Real processes, with rawbench (a client with almost no cost of its
-#    own; RAWBENCH_DIR, default ../shared/tools/rawbench): the echo of the
-#    server run directly, and the echo through a running zero serve over the
-#    stdio bridge, zero mcp workspace, as Claude Desktop calls it. The second
-#    adds the bridge's own hop to the endpoint's.
+# 2. Real processes, with clients of almost no cost of their own: rawbench
+#    (RAWBENCH_DIR, default ../shared/tools/rawbench) on the server run
+#    directly; bench/rawhttp, the same over HTTP, on a running zero serve's
+#    /mcp; and rawbench on the stdio bridge, zero mcp workspace, as Claude
+#    Desktop calls it, which adds the bridge's own hop to the endpoint's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
@@ -52,6 +52,7 @@ echo
 echo "## Real processes (rawbench, 2000 calls per run)"
 go build -o "$WORK/zero" ./cmd/zero
 go build -o "$WORK/toolserver" ./internal/workspace/runtime/testdata/toolserver
+go build -o "$WORK/rawhttp" ./bench/rawhttp
 (cd "$RAWBENCH_DIR" && go build -o "$WORK/rawbench" .)
 HOME_DIR="$WORK/home"
 rm -rf "$HOME_DIR"
@@ -76,5 +77,7 @@ chmod 600 "$HOME_DIR/cli-token"
 
 echo "direct (toolserver on stdio):"
 CANARY= "$WORK/rawbench" -n 2000 -runs "$RUNS" -tool echo -check -- "$WORK/toolserver" | tail -1
+echo "through /mcp (rawhttp, the same kind of client over HTTP):"
+ZERO_TOKEN=$(cat "$HOME_DIR/cli-token") "$WORK/rawhttp" -n 2000 -runs "$RUNS" -tool bench__echo "$BASE/mcp" | tail -1
 echo "through zero mcp workspace and /mcp:"
 ZERO_HOME="$HOME_DIR" "$WORK/rawbench" -n 2000 -runs "$RUNS" -tool bench__echo -check -- "$WORK/zero" mcp workspace --addr "${BASE#http://}" | tail -1
