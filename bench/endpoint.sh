@@ -49,7 +49,7 @@ print(f"8 in flight: {statistics.median(cps['BenchmarkEchoEndpoint8']):.0f} call
 EOF
 echo
 
-echo "## Real processes (rawbench, 2000 calls per run)"
+echo "## Real processes (2000 calls per run)"
 go build -o "$WORK/zero" ./cmd/zero
 go build -o "$WORK/toolserver" ./internal/workspace/runtime/testdata/toolserver
 go build -o "$WORK/rawhttp" ./bench/rawhttp
@@ -78,6 +78,6 @@ chmod 600 "$HOME_DIR/cli-token"
 echo "direct (toolserver on stdio):"
 CANARY= "$WORK/rawbench" -n 2000 -runs "$RUNS" -tool echo -check -- "$WORK/toolserver" | tail -1
 echo "through /mcp (rawhttp, the same kind of client over HTTP):"
-ZERO_TOKEN=$(cat "$HOME_DIR/cli-token") "$WORK/rawhttp" -n 2000 -runs "$RUNS" -tool bench__echo "$BASE/mcp" | tail -1
+"$WORK/rawhttp" -token-file "$HOME_DIR/cli-token" -n 2000 -runs "$RUNS" -tool bench__echo "$BASE/mcp" | tail -1
 echo "through zero mcp workspace and /mcp:"
 ZERO_HOME="$HOME_DIR" "$WORK/rawbench" -n 2000 -runs "$RUNS" -tool bench__echo -check -- "$WORK/zero" mcp workspace --addr "${BASE#http://}" | tail -1

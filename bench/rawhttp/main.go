@@ -4,7 +4,7 @@
 // connection, and reads each JSON answer whole. Used by bench/endpoint.sh
 // against zero serve's /mcp.
 //
-//	ZERO_TOKEN=zt_... rawhttp [-n 2000] [-warmup 50] [-runs 5] -tool NAME [-args JSON] URL
+//	rawhttp -token-file FILE [-n 2000] [-warmup 50] [-runs 5] -tool NAME [-args JSON] URL
 //
 // It prints, per run and as the median over runs: calls/s, p50 and p99 ms.
 // Each run is a new session. An answer that is not 200, or whose result has
@@ -28,12 +28,18 @@ func main() {
 	runs := flag.Int("runs", 5, "fresh session per run")
 	tool := flag.String("tool", "", "tool name")
 	args := flag.String("args", "{}", "tool arguments as a JSON object")
+	tokenFile := flag.String("token-file", "", "the file holding the bearer token")
 	flag.Parse()
-	if flag.NArg() != 1 || *tool == "" {
-		fmt.Fprintln(os.Stderr, "usage: ZERO_TOKEN=... rawhttp -tool NAME [-args JSON] [-n N] URL")
+	if flag.NArg() != 1 || *tool == "" || *tokenFile == "" {
+		fmt.Fprintln(os.Stderr, "usage: rawhttp -token-file FILE -tool NAME [-args JSON] [-n N] URL")
 		os.Exit(2)
 	}
-	url, token := flag.Arg(0), os.Getenv("ZERO_TOKEN")
+	b, err := os.ReadFile(*tokenFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rawhttp:", err)
+		os.Exit(2)
+	}
+	url, token := flag.Arg(0), string(bytes.TrimSpace(b))
 	var cps, p50s, p99s []float64
 	for r := 0; r < *runs; r++ {
 		c, p50, p99, err := run(url, token, *tool, *args, *n, *warm)
