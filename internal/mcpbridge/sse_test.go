@@ -9,68 +9,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func events(t testing.TB, stream string, max int) ([]string, error) {
-	t.Helper()
-	var got []string
-	err := readEvents(strings.NewReader(stream), max, func(data []byte) error {
-		got = append(got, string(data))
-		return nil
-	})
-	return got, err
-}
-
-// TestReadEvents reads the event stream format as the SDK's server writes
-// it and as the format allows: message events only, data lines joined,
-// CRLF, comments and other fields skipped, the size bound.
+// TestReadEvents: of the workspace's event stream (the format itself is
+// package sse's, tested there), message events are handed on, events of
+// another type skipped, and an event over the bound is a malformed event.
 func TestReadEvents(t *testing.T) {
 	tests := []struct {
 		name, stream string
 		want         []string
 		err          error
 	}{
-		{"the SDK's events", "event: message\nid: 1\ndata: {\"a\":1}\n\nevent: message\ndata: {\"b\":2}\n\n", []string{`{"a":1}`, `{"b":2}`}, io.EOF},
-		{"no event name", "data: x\n\n", []string{"x"}, io.EOF},
-		{"data lines joined", "data: a\ndata:b\ndata:  c\n\n", []string{"a\nb\n c"}, io.EOF},
-		{"CRLF", "data: x\r\n\r\ndata: y\r\n\r\n", []string{"x", "y"}, io.EOF},
-		{"comments and retry", ": keepalive\nretry: 100\n\ndata: x\n\n", []string{"x"}, io.EOF},
+		{"the SDK's events", "event: message\nid: 1\ndata: {\"a\":1}\n\ndata: {\"b\":2}\n\n", []string{`{"a":1}`, `{"b":2}`}, io.EOF},
 		{"other events", "event: close\ndata: x\n\ndata: y\n\n", []string{"y"}, io.EOF},
-		{"no data", "event: message\n\nid: 3\n\n", nil, io.EOF},
-		{"unfinished event", "data: x\n\ndata: y\n", []string{"x"}, io.EOF},
-		{"event at the bound", "data: 0123456789\n\n", []string{"0123456789"}, io.EOF},
 		{"event too large", "data: 0123456789a\n\n", nil, errMalformedEvent},
-		{"too large in pieces", "data: 01234\ndata: 56789\n\n", nil, errMalformedEvent},
-		{"a line too long", "data: x\n\n: " + strings.Repeat("z", 100) + "\n", []string{"x"}, errMalformedEvent},
 	}
 	for _, tc := range tests {
-		got, err := events(t, tc.stream, 10)
+		var got []string
+		err := readEvents(strings.NewReader(tc.stream), 10, func(data []byte) error {
+			got = append(got, string(data))
+			return nil
+		})
 		if diff := cmp.Diff(tc.want, got); diff != "" || !errors.Is(err, tc.err) {
 			t.Errorf("%s: error %v, want %v; events (-want +got):\n%s", tc.name, err, tc.err, diff)
 		}
 	}
-	stop := errors.New("stop")
-	n := 0
-	err := readEvents(strings.NewReader("data: 1\n\ndata: 2\n\n"), 10, func([]byte) error { n++; return stop })
-	if !errors.Is(err, stop) || n != 1 {
-		t.Errorf("emit's error: %v after %d events", err, n)
-	}
-}
-
-// FuzzReadEvents: whatever the workspace sends, the reader ends (io.EOF or
-// an error), and no event it hands on passes the bound.
-func FuzzReadEvents(f *testing.F) {
-	for _, s := range []string{"data: {}\n\n", "event: message\r\ndata: x\r\n\r\n", ":\n\n", "data\n\n", "data:" + strings.Repeat("y", 80) + "\n\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, stream string) {
-		const max = 64
-		got, err := events(t, stream, max)
-		if err == nil {
-			t.Fatal("readEvents returned nil")
-		}
-		for _, e := range got {
-			if len(e) > max || e == "" {
-				t.Fatalf("event of %d bytes handed on", len(e))
-			}
-		}
-	})
 }

@@ -137,27 +137,60 @@ func New(cfg Config, httpClient *http.Client) *Client {
 // well-formed answer wraps [ErrResponse]. No error holds the API key.
 func (c *Client) Chat(ctx context.Context, r Request) (_ Response, err error) {
 	defer func() { err = c.redactor.scrub(err) }()
+	body, err := c.body(r, false)
+	if err != nil {
+		return Response{}, err
+	}
+	return c.exchange(ctx, body, "application/json", func(res *http.Response) (Response, error) {
+		data, err := readBody(res.Body)
+		if err != nil {
+			return Response{}, err
+		}
+		return decodeResponse(data, c.redactor)
+	})
+}
+
+// body checks r and encodes it, with the Config's model if r names none,
+// asking for a stream of chunks if stream is set.
+func (c *Client) body(r Request, stream bool) ([]byte, error) {
 	if c.cfgErr != nil {
-		return Response{}, c.cfgErr
+		return nil, c.cfgErr
 	}
 	if r.Model == "" {
 		r.Model = c.cfg.Model
 	}
 	if len(r.Messages) == 0 {
-		return Response{}, errors.New("model request: no messages")
+		return nil, errors.New("model request: no messages")
 	}
-	body, err := json.Marshal(r)
+	var (
+		body []byte
+		err  error
+	)
+	if stream {
+		body, err = json.Marshal(streamRequest{Request: r, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}})
+	} else {
+		body, err = json.Marshal(r)
+	}
 	if err != nil {
-		return Response{}, fmt.Errorf("model request: %w", err)
+		return nil, fmt.Errorf("model request: %w", err)
 	}
+	return body, nil
+}
+
+// exchange posts body until a 2xx answer, which read reads, retrying a
+// 429 or 5xx answer as Chat says.
+func (c *Client) exchange(ctx context.Context, body []byte, accept string, read func(*http.Response) (Response, error)) (Response, error) {
 	for attempt := 0; ; attempt++ {
-		res, data, err := c.post(ctx, body)
+		res, err := c.post(ctx, body, accept)
 		if err != nil {
 			return Response{}, err
 		}
 		if res.StatusCode/100 == 2 {
-			return decodeResponse(data, c.redactor)
+			defer res.Body.Close()
+			return read(res)
 		}
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody)) // the message is best effort
+		res.Body.Close()
 		serr := &StatusError{StatusCode: res.StatusCode, Message: c.redactor.quote(errorText(data))}
 		wait, ok := c.retryWait(res, attempt)
 		if !ok {
@@ -169,35 +202,34 @@ func (c *Client) Chat(ctx context.Context, r Request) (_ Response, err error) {
 	}
 }
 
-// post sends one request and reads the body: all of it (up to the cap) for
-// a 2xx answer, the start of it for any other.
-func (c *Client) post(ctx context.Context, body []byte) (*http.Response, []byte, error) {
+// post sends one request; the caller reads and closes the body.
+func (c *Client) post(ctx context.Context, body []byte, accept string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, fmt.Errorf("model request: %w", err)
+		return nil, fmt.Errorf("model request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("model request: %w", err)
+		return nil, fmt.Errorf("model request: %w", err)
 	}
-	defer res.Body.Close()
-	if res.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody)) // the message is best effort
-		return res, data, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(res.Body, MaxResponseBody+1))
+	return res, nil
+}
+
+// readBody reads a whole 2xx body, up to MaxResponseBody.
+func readBody(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxResponseBody+1))
 	if errors.Is(err, netguard.ErrBodyTooLarge) || len(data) > MaxResponseBody {
-		return nil, nil, fmt.Errorf("model response: %w: body over %d MiB", ErrResponse, MaxResponseBody>>20)
+		return nil, fmt.Errorf("model response: %w: body over %d MiB", ErrResponse, MaxResponseBody>>20)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("model response: %w", err)
+		return nil, fmt.Errorf("model response: %w", err)
 	}
-	return res, data, nil
+	return data, nil
 }
 
 // retryWait says whether to retry after res, the answer to try attempt

@@ -59,10 +59,10 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		handler(w, r)
 		return
 	}
+	w.Header().Set("Content-Type", "application/json")
 	for k, v := range rep.header {
 		w.Header().Set(k, v)
 	}
-	w.Header().Set("Content-Type", "application/json")
 	if rep.status != 0 {
 		w.WriteHeader(rep.status)
 	}
