@@ -90,6 +90,8 @@ func (r redactor) scrub(err error) error { return r.r.Error(err, kept...) }
 type Client struct {
 	cfg      Config
 	cfgErr   error // from checking cfg; every call returns it
+	modelErr error // cfg names no model: a chat naming none returns it
+	base     string
 	endpoint string
 	http     *http.Client
 	redactor redactor
@@ -102,7 +104,9 @@ type Client struct {
 // policy. Requests go to cfg.BaseURL with its host in canonical form. The client never
 // follows a redirect (a copy of httpClient is changed so), so the API key
 // goes nowhere but cfg's endpoint. A cfg that breaks [FromEnv]'s rules makes
-// every call fail with an error wrapping [ErrConfig].
+// every call fail with an error wrapping [ErrConfig], but for a cfg that
+// names no model: its client lists the models ([Client.Models]), and chats
+// only with requests that name one.
 func New(cfg Config, httpClient *http.Client) *Client {
 	if httpClient == nil {
 		o := urlPolicy
@@ -119,14 +123,18 @@ func New(cfg Config, httpClient *http.Client) *Client {
 		backoff:  defaultBackoff,
 		sleep:    sleep,
 	}
-	u, err := cfg.check(configFields)
+	u, err := cfg.checkEndpoint(configFields)
 	if err != nil {
 		c.cfgErr = c.redactor.scrub(err)
 		return c
 	}
+	if cfg.Model == "" {
+		c.modelErr = cfg.noModel(configFields)
+	}
 	// The canonical URL, so that whatever client sends it connects to
 	// the host that was checked.
-	c.endpoint = strings.TrimRight(u.String(), "/") + "/chat/completions"
+	c.base = strings.TrimRight(u.String(), "/")
+	c.endpoint = c.base + "/chat/completions"
 	return c
 }
 
@@ -157,6 +165,9 @@ func (c *Client) body(r Request, stream bool) ([]byte, error) {
 		return nil, c.cfgErr
 	}
 	if r.Model == "" {
+		if c.modelErr != nil {
+			return nil, c.modelErr
+		}
 		r.Model = c.cfg.Model
 	}
 	if len(r.Messages) == 0 {

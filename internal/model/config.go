@@ -84,11 +84,24 @@ var configFields = fieldNames{"Config.BaseURL", "Config.APIKey", "Config.Model"}
 // check applies FromEnv's rules, and returns the base URL with its host in
 // canonical form.
 func (c Config) check(n fieldNames) (*url.URL, error) {
+	u, err := c.checkEndpoint(n)
+	if err == nil && c.Model == "" {
+		return nil, c.noModel(n)
+	}
+	return u, err
+}
+
+// noModel is the error of a Config that names no model.
+func (c Config) noModel(n fieldNames) error {
+	return fmt.Errorf("%w: %s is not set", ErrConfig, n.model)
+}
+
+// checkEndpoint is check but for the model, which only a chat needs: the
+// model list does not.
+func (c Config) checkEndpoint(n fieldNames) (*url.URL, error) {
 	switch {
 	case c.BaseURL == "":
 		return nil, fmt.Errorf("%w: %s is not set", ErrConfig, n.baseURL)
-	case c.Model == "":
-		return nil, fmt.Errorf("%w: %s is not set", ErrConfig, n.model)
 	case hasControl(c.Model):
 		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.model)
 	case hasControl(c.APIKey):
