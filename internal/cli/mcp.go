@@ -31,6 +31,9 @@ of it with a way to ask for the rest, or says how to ask for less.
 
 None of these servers is a sandbox: they act with your user's permissions.
 Never expose them on a network you do not control.
+
+Mcp workspace is not a server of its own: it bridges a client on stdio to
+the approved tools of a running zero serve.
 `,
 		Subcommands: []*Command{mcpFilesystemCommand(), mcpFetchCommand(), mcpMemoryCommand(), mcpShellCommand(),
 			mcpSkillsCommand(), mcpAgentsCommand(), mcpWorkspaceCommand()},

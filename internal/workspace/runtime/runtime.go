@@ -93,6 +93,12 @@ const (
 	MaxBackoff = 5 * time.Second
 	// MaxTools bounds the tools a listing may hold.
 	MaxTools = 1000
+	// MaxToolBytes bounds one listed tool: its name, title, description,
+	// schemas and annotations together. MaxListingBytes bounds them all.
+	// A listing past either is refused whole, as one past MaxTools is:
+	// every tool is shown to a person and offered to every client.
+	MaxToolBytes    = 64 << 10
+	MaxListingBytes = 4 << 20
 )
 
 // ErrClosed reports a call after [Runtime.Close].

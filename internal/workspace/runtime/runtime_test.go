@@ -667,3 +667,35 @@ func TestStaleSpecRefused(t *testing.T) {
 		t.Errorf("a stale call is recorded as %+v", recs[1])
 	}
 }
+
+// TestListingBounds: a listed tool over MaxToolBytes, or tools over
+// MaxListingBytes together, make the listing fail whole with an error that
+// names the bound; a tool just under it is listed.
+func TestListingBounds(t *testing.T) {
+	f := newFixture(t, Options{})
+	probe := func(tools map[string]any) error {
+		file := filepath.Join(t.TempDir(), "tools.json")
+		data, _ := json.Marshal(tools)
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bin := runtimetest.Toolserver(t)
+		_, err := f.rt.Probe(f.ctx, Spec{ServerID: 1, Name: "big", Fingerprint: "fp", Kind: KindStdio, Command: bin, Program: bin, Args: []string{"--tools=" + file}})
+		return err
+	}
+	// The echo tools' schema and the test server's own tools take a little
+	// room of their own.
+	if err := probe(map[string]any{"near": map[string]string{"description": strings.Repeat("d", MaxToolBytes-200)}}); err != nil {
+		t.Errorf("a tool under the bound: %v", err)
+	}
+	if err := probe(map[string]any{"huge": map[string]string{"description": strings.Repeat("d", MaxToolBytes)}}); err == nil || !strings.Contains(err.Error(), "MaxToolBytes") {
+		t.Errorf("a tool over the bound: %v", err)
+	}
+	many := map[string]any{}
+	for i := range MaxListingBytes/(MaxToolBytes-200) + 1 {
+		many["t"+strconv.Itoa(i)] = map[string]string{"description": strings.Repeat("d", MaxToolBytes-200)}
+	}
+	if err := probe(many); err == nil || !strings.Contains(err.Error(), "MaxListingBytes") {
+		t.Errorf("tools over the bound together: %v", err)
+	}
+}

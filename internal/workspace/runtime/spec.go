@@ -244,6 +244,7 @@ func list(ctx context.Context, cs *mcp.ClientSession) (Listing, error) {
 		l.Icons = res.ServerInfo.Icons
 	}
 	seen := map[string]bool{}
+	total := 0
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return Listing{}, fmt.Errorf("list tools: %w", err)
@@ -258,6 +259,9 @@ func list(ctx context.Context, cs *mcp.ClientSession) (Listing, error) {
 		tool, err := toolOf(t)
 		if err != nil {
 			return Listing{}, err
+		}
+		if total += tool.size(); total > MaxListingBytes {
+			return Listing{}, fmt.Errorf("the server's tools take more than %d bytes (MaxListingBytes)", MaxListingBytes)
 		}
 		l.Tools = append(l.Tools, tool)
 	}
@@ -287,5 +291,23 @@ func toolOf(t *mcp.Tool) (Tool, error) {
 	if t.OutputSchema != nil {
 		tool.OutputSchema, _ = json.Marshal(t.OutputSchema)
 	}
+	if n := tool.size(); n > MaxToolBytes {
+		return Tool{}, fmt.Errorf("tool %q takes %d bytes (name, title, description, schemas and annotations), more than the %d a tool may take (MaxToolBytes)", visibleName(t.Name), n, MaxToolBytes)
+	}
 	return tool, nil
+}
+
+// size is what t takes: its name, title, description, schemas and
+// annotations.
+func (t Tool) size() int {
+	return len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations)
+}
+
+// visibleName is a tool's name for an error: at most 64 bytes of it,
+// quoted by the caller.
+func visibleName(name string) string {
+	if len(name) > 64 {
+		return name[:64] + "..."
+	}
+	return name
 }
