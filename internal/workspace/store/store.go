@@ -109,6 +109,33 @@ var migrations = []string{
 		server_id INTEGER NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
 		PRIMARY KEY (token_id, server_id)
 	);`,
+	// 6: agent threads. Thread ids are never given again (AUTOINCREMENT):
+	// a thread's folder is named by its id. Events are append-only; parent
+	// is the seq of the event an event follows, 0 for the first of a
+	// branch. thread_search indexes titles (seq 0) and message text.
+	`CREATE TABLE threads (
+		id                INTEGER PRIMARY KEY AUTOINCREMENT,
+		title             TEXT NOT NULL,
+		runtime           TEXT NOT NULL,
+		provider          TEXT NOT NULL,
+		model             TEXT NOT NULL,
+		forked_from       INTEGER NOT NULL DEFAULT 0,
+		forked_at         INTEGER NOT NULL DEFAULT 0,
+		prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+		completion_tokens INTEGER NOT NULL DEFAULT 0,
+		created_at        TEXT NOT NULL,
+		updated_at        TEXT NOT NULL
+	);
+	CREATE TABLE thread_events (
+		thread_id  INTEGER NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+		seq        INTEGER NOT NULL,
+		parent     INTEGER NOT NULL,
+		kind       TEXT NOT NULL,
+		body       TEXT NOT NULL,
+		created_at TEXT NOT NULL,
+		PRIMARY KEY (thread_id, seq)
+	);
+	CREATE VIRTUAL TABLE thread_search USING fts5(text, thread_id UNINDEXED, seq UNINDEXED);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -1,0 +1,455 @@
+// Package threads stores the workspace's agent threads: each thread's
+// settings and its append-only events, each event with a parent, so that a
+// thread can be forked from any message; full-text search over titles and
+// messages (SQLite FTS5); export as JSONL and Markdown. Each thread has a
+// folder of its own, made when the thread is.
+package threads
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds.
+const (
+	MaxTitle     = 200     // bytes of a title
+	MaxEventBody = 1 << 20 // bytes of one event's JSON body
+)
+
+// RuntimeHost is the one runtime built: tools run on this machine.
+const RuntimeHost = "host"
+
+// Errors.
+var (
+	ErrNotFound = errors.New("no such thread")
+	ErrInvalid  = errors.New("invalid thread data")
+)
+
+// A Thread is one conversation's settings.
+type Thread struct {
+	ID      int64  `json:"id"`
+	Title   string `json:"title"`
+	Runtime string `json:"runtime"`
+	// Provider and Model are a snapshot, taken when the thread is made.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// ForkedFrom and ForkedAt name the thread and the event this one was
+	// forked from; 0 for a thread that was not.
+	ForkedFrom       int64     `json:"forked_from,omitempty"`
+	ForkedAt         int64     `json:"forked_at,omitempty"`
+	PromptTokens     int64     `json:"prompt_tokens"`
+	CompletionTokens int64     `json:"completion_tokens"`
+	Created          time.Time `json:"created"`
+	Updated          time.Time `json:"updated"`
+	// Dir is the thread's folder.
+	Dir string `json:"-"`
+}
+
+// Event kinds.
+const (
+	// KindMessage is a conversation message; its body is the message in
+	// the chat-completions format (model.Message).
+	KindMessage = "message"
+)
+
+// An Event is one entry of a thread: Seq counts from 1 in its thread, and
+// Parent is the Seq of the event it follows (0 for the first of a branch).
+type Event struct {
+	Seq     int64           `json:"seq"`
+	Parent  int64           `json:"parent"`
+	Kind    string          `json:"kind"`
+	Body    json.RawMessage `json:"body"`
+	Created time.Time       `json:"created"`
+}
+
+// A Store keeps threads in the workspace database, their folders under
+// Dir.
+type Store struct {
+	db  *sql.DB
+	dir string // the folder the threads' folders are made in
+	now func() time.Time
+}
+
+// New returns a store on db whose threads' folders are made in dir
+// (created, mode 0700, if missing).
+func New(db *sql.DB, dir string) *Store {
+	return &Store{db: db, dir: dir, now: time.Now}
+}
+
+const stampLayout = time.RFC3339Nano
+
+func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
+
+func parseStamp(s string) time.Time {
+	t, _ := time.Parse(stampLayout, s)
+	return t
+}
+
+// checkTitle refuses a title that is empty, too long, not UTF-8 or holding
+// a control character.
+func checkTitle(title string) error {
+	switch {
+	case strings.TrimSpace(title) == "":
+		return fmt.Errorf("%w: an empty title", ErrInvalid)
+	case len(title) > MaxTitle:
+		return fmt.Errorf("%w: a title over %d bytes", ErrInvalid, MaxTitle)
+	case !utf8.ValidString(title) || strings.IndexFunc(title, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: a title with a control character or invalid UTF-8", ErrInvalid)
+	}
+	return nil
+}
+
+// Create makes a thread and its folder, Dir/ID. A folder that is already
+// there (a link included) is not used: Create fails, and saves nothing.
+func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
+	if err := checkTitle(t.Title); err != nil {
+		return Thread{}, err
+	}
+	if t.Runtime == "" {
+		t.Runtime = RuntimeHost
+	}
+	if t.Runtime != RuntimeHost {
+		return Thread{}, fmt.Errorf("%w: runtime %q: only %q is built", ErrInvalid, t.Runtime, RuntimeHost)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Thread{}, err
+	}
+	defer tx.Rollback()
+	now := s.now()
+	res, err := tx.ExecContext(ctx, `INSERT INTO threads (title, runtime, provider, model, forked_from, forked_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.Title, t.Runtime, t.Provider, t.Model, t.ForkedFrom, t.ForkedAt, stamp(now), stamp(now))
+	if err != nil {
+		return Thread{}, err
+	}
+	if t.ID, err = res.LastInsertId(); err != nil {
+		return Thread{}, err
+	}
+	if err := index(ctx, tx, t.ID, 0, t.Title); err != nil {
+		return Thread{}, err
+	}
+	dir, err := s.makeDir(t.ID)
+	if err != nil {
+		return Thread{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		os.Remove(dir)
+		return Thread{}, err
+	}
+	t.Created, t.Updated, t.Dir = now, now, dir
+	return t, nil
+}
+
+// makeDir makes thread id's folder: a new directory, never one already
+// there, in a Dir that is a directory and not a link.
+func (s *Store) makeDir(id int64) (string, error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return "", err
+	}
+	if fi, err := os.Lstat(s.dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("the threads folder %s is not a directory", s.dir)
+	}
+	dir := filepath.Join(s.dir, strconv.FormatInt(id, 10))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("thread %d's folder %s is already there: remove it, then make the thread again", id, dir)
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// Get returns thread id.
+func (s *Store) Get(ctx context.Context, id int64) (Thread, error) {
+	var (
+		t                Thread
+		created, updated string
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT id, title, runtime, provider, model, forked_from, forked_at, prompt_tokens, completion_tokens, created_at, updated_at
+		FROM threads WHERE id = ?`, id).Scan(&t.ID, &t.Title, &t.Runtime, &t.Provider, &t.Model, &t.ForkedFrom, &t.ForkedAt,
+		&t.PromptTokens, &t.CompletionTokens, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Thread{}, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Thread{}, err
+	}
+	t.Created, t.Updated = parseStamp(created), parseStamp(updated)
+	t.Dir = filepath.Join(s.dir, strconv.FormatInt(id, 10))
+	return t, nil
+}
+
+// Append adds an event to thread id after parent (0: the first of a
+// branch; else an event of the thread) and returns it with its Seq. The
+// body must be one JSON value, at most MaxEventBody bytes; a message's is
+// the message, whose content is indexed for Search.
+func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string, body json.RawMessage) (Event, error) {
+	if kind == "" || len(kind) > 64 {
+		return Event{}, fmt.Errorf("%w: event kind %q", ErrInvalid, kind)
+	}
+	if len(body) > MaxEventBody || !json.Valid(body) {
+		return Event{}, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Event{}, err
+	}
+	defer tx.Rollback()
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM thread_events WHERE thread_id = ?`, id).Scan(&last); err != nil {
+		return Event{}, err
+	}
+	if _, err := s.exists(ctx, tx, id); err != nil {
+		return Event{}, err
+	}
+	if parent < 0 || parent > last {
+		return Event{}, fmt.Errorf("%w: parent %d is not an event of thread %d", ErrInvalid, parent, id)
+	}
+	now := s.now()
+	e := Event{Seq: last + 1, Parent: parent, Kind: kind, Body: body, Created: now}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO thread_events (thread_id, seq, parent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, e.Seq, e.Parent, e.Kind, string(e.Body), stamp(now)); err != nil {
+		return Event{}, err
+	}
+	if text := messageText(kind, body); text != "" {
+		if err := index(ctx, tx, id, e.Seq, text); err != nil {
+			return Event{}, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, stamp(now), id); err != nil {
+		return Event{}, err
+	}
+	return e, tx.Commit()
+}
+
+// exists checks that thread id is there.
+func (s *Store) exists(ctx context.Context, tx *sql.Tx, id int64) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM threads WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return err == nil, err
+}
+
+// messageText is the text of a message event, for the index.
+func messageText(kind string, body json.RawMessage) string {
+	if kind != KindMessage {
+		return ""
+	}
+	var m struct {
+		Content string `json:"content"`
+	}
+	json.Unmarshal(body, &m)
+	return m.Content
+}
+
+// index adds text to the search index, as thread id's event seq (0: its
+// title).
+func index(ctx context.Context, tx *sql.Tx, id, seq int64, text string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO thread_search (text, thread_id, seq) VALUES (?, ?, ?)`, text, id, seq)
+	return err
+}
+
+// Events returns thread id's events after seq after, in order: all of
+// them for 0, what a stream missed for the last id it saw.
+func (s *Store) Events(ctx context.Context, id, after int64) ([]Event, error) {
+	if _, err := s.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, parent, kind, body, created_at FROM thread_events WHERE thread_id = ? AND seq > ? ORDER BY seq`, id, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var (
+			e       Event
+			body    string
+			created string
+		)
+		if err := rows.Scan(&e.Seq, &e.Parent, &e.Kind, &body, &created); err != nil {
+			return nil, err
+		}
+		e.Body, e.Created = json.RawMessage(body), parseStamp(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Path returns the branch of thread id that ends at event seq: the event,
+// its parent, its parent's parent, ..., in order from the first.
+func (s *Store) Path(ctx context.Context, id, seq int64) ([]Event, error) {
+	all, err := s.Events(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if seq < 1 || seq > int64(len(all)) {
+		return nil, fmt.Errorf("%w: thread %d has no event %d", ErrInvalid, id, seq)
+	}
+	var path []Event
+	for at := seq; at != 0; at = all[at-1].Parent {
+		path = append(path, all[at-1])
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path, nil
+}
+
+// Fork makes a new thread, titled as thread id with " (fork)", with the
+// same settings and a copy of the branch that ends at event seq, numbered
+// from 1: the events up to seq on that branch, and nothing after.
+func (s *Store) Fork(ctx context.Context, id, seq int64) (Thread, error) {
+	src, err := s.Get(ctx, id)
+	if err != nil {
+		return Thread{}, err
+	}
+	path, err := s.Path(ctx, id, seq)
+	if err != nil {
+		return Thread{}, err
+	}
+	title := src.Title
+	if len(title)+len(" (fork)") <= MaxTitle {
+		title += " (fork)"
+	}
+	t, err := s.Create(ctx, Thread{Title: title, Runtime: src.Runtime, Provider: src.Provider, Model: src.Model, ForkedFrom: id, ForkedAt: seq})
+	if err != nil {
+		return Thread{}, err
+	}
+	var parent int64
+	for _, e := range path {
+		ne, err := s.Append(ctx, t.ID, parent, e.Kind, e.Body)
+		if err != nil {
+			// No half fork is left.
+			s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM threads WHERE id = ?`, t.ID)
+			os.Remove(t.Dir)
+			return Thread{}, err
+		}
+		parent = ne.Seq
+	}
+	return t, nil
+}
+
+// ExportJSONL writes thread id's events, one JSON object a line, in order.
+func (s *Store) ExportJSONL(ctx context.Context, id int64, w io.Writer) error {
+	events, err := s.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ExportMarkdown writes thread id as Markdown: its title, then each
+// message event in order, under its role and number, its content as text
+// in a fenced block (so that what a model or a tool wrote stays text).
+func (s *Store) ExportMarkdown(ctx context.Context, id int64, w io.Writer) error {
+	t, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	events, err := s.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# %s\n\nThread %d, %s, model %s\n", t.Title, t.ID, t.Created.UTC().Format(time.RFC3339), t.Model)
+	for _, e := range events {
+		if e.Kind != KindMessage {
+			continue
+		}
+		var m struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		json.Unmarshal(e.Body, &m)
+		if m.Role == "" || strings.IndexFunc(m.Role, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
+			m.Role = "message" // a role is a word; anything else stays out of the heading
+		}
+		fence := "```"
+		for strings.Contains(m.Content, fence) {
+			fence += "`"
+		}
+		if _, err := fmt.Fprintf(w, "\n## %d. %s\n\n%s\n%s\n%s\n", e.Seq, m.Role, fence, m.Content, fence); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A Hit is a thread that matches a search, with the events that do (0 for
+// its title).
+type Hit struct {
+	Thread int64   `json:"thread"`
+	Seqs   []int64 `json:"seqs"`
+}
+
+// Search finds the threads whose title or messages hold every word of
+// query, the most recently updated first, at most limit of them. Each word
+// is matched as a word (or a word's start, with a trailing *), never read as
+// FTS5 query syntax.
+func (s *Store) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	match := ftsQuery(query)
+	if match == "" {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT f.thread_id, f.seq FROM thread_search f JOIN threads t ON t.id = f.thread_id
+		WHERE thread_search MATCH ? ORDER BY t.updated_at DESC, t.id DESC, f.seq`, match)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var id, seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, err
+		}
+		if n := len(hits); n > 0 && hits[n-1].Thread == id {
+			hits[n-1].Seqs = append(hits[n-1].Seqs, seq)
+			continue
+		}
+		if len(hits) == limit {
+			break
+		}
+		hits = append(hits, Hit{Thread: id, Seqs: []int64{seq}})
+	}
+	return hits, rows.Err()
+}
+
+// ftsQuery is query as an FTS5 query of quoted words, all required: a
+// quote inside a word is doubled, and a trailing * is kept as a prefix
+// search.
+func ftsQuery(query string) string {
+	var terms []string
+	for _, w := range strings.Fields(query) {
+		prefix := strings.HasSuffix(w, "*")
+		w = strings.TrimRight(w, "*")
+		if w == "" {
+			continue
+		}
+		term := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+		if prefix {
+			term += "*"
+		}
+		terms = append(terms, term)
+	}
+	return strings.Join(terms, " AND ")
+}
