@@ -107,7 +107,7 @@ func (c Config) checkEndpoint(n fieldNames) (*url.URL, error) {
 	case hasControl(c.APIKey):
 		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.apiKey)
 	}
-	u, err := checkBaseURL(c.BaseURL)
+	u, err := CheckBaseURL(c.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, n.baseURL, err)
 	}
@@ -118,10 +118,11 @@ func (c Config) checkEndpoint(n fieldNames) (*url.URL, error) {
 // machine over loopback.
 var urlPolicy = netguard.Options{Schemes: netguard.HTTPSOrLoopbackHTTP}
 
-// checkBaseURL accepts an https URL with a host, no credentials, no query
-// and no fragment, or the same in plain http to a loopback host, and returns
-// it with its host in canonical form.
-func checkBaseURL(raw string) (*url.URL, error) {
+// CheckBaseURL applies the endpoint rules of [FromEnv] and [New] to an API
+// root: https with a host, or plain http to a loopback host; no
+// credentials, query or fragment. It returns the URL with its host in
+// canonical form, for a caller that keeps the URL (a provider's settings).
+func CheckBaseURL(raw string) (*url.URL, error) {
 	u, err := urlPolicy.CheckURL(raw)
 	if err != nil {
 		return nil, err

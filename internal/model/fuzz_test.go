@@ -24,7 +24,7 @@ func FuzzCheckBaseURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		canon, err := checkBaseURL(raw)
+		canon, err := CheckBaseURL(raw)
 		if err != nil {
 			return
 		}

@@ -136,6 +136,19 @@ var migrations = []string{
 		PRIMARY KEY (thread_id, seq)
 	);
 	CREATE VIRTUAL TABLE thread_search USING fts5(text, thread_id UNINDEXED, seq UNINDEXED);`,
+	// 7: model providers. api_key is sealed for the provider's id and the
+	// base URL it was set for (package providers); NULL when none is set.
+	`CREATE TABLE providers (
+		id            INTEGER PRIMARY KEY AUTOINCREMENT,
+		name          TEXT NOT NULL UNIQUE,
+		base_url      TEXT NOT NULL,
+		stream        INTEGER NOT NULL,
+		default_model TEXT NOT NULL,
+		models        TEXT NOT NULL,
+		api_key       BLOB,
+		key_set_by    TEXT NOT NULL,
+		updated_at    TEXT NOT NULL
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and
