@@ -30,6 +30,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/endpoint"
+	"github.com/zero-dev/zero/internal/workspace/providers"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
@@ -79,6 +80,7 @@ type Workspace struct {
 	servers   *servers.Manager
 	runtime   *runtime.Runtime // the one way the workspace calls a tool
 	endpoint  *endpoint.Endpoint
+	providers *providers.Manager
 	audit     *audit.Log
 	auditPath string
 	roots     *fsroot.Set
@@ -149,6 +151,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		Changed: func(id int64) { w.endpoint.Changed(id) },
 	})
 	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log})
+	w.providers = providers.New(db, box, w.audit)
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
 	}
