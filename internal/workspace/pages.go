@@ -31,22 +31,25 @@ const pendingTTL = time.Hour
 // notices are the fixed messages a page shows after an action, named by
 // the done= query parameter; nothing from the request is shown as such.
 var notices = map[string]string{
-	"created":        "Saved and approved. It is disabled: enable it when you want threads to use it.",
-	"enabled":        "Approved, saved and enabled.",
-	"draft":          "Saved as a draft. The workspace owner has to approve it before it can run.",
-	"approved":       "Approved.",
-	"updated":        "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
-	"enable":         "Enabled.",
-	"disabled":       "Disabled.",
-	"tested":         "The test passed: the server started and listed its tools, below.",
-	"test_failed":    "The test failed: the server did not start or did not answer. Its error is below.",
-	"tools_approved": "The new tool set is approved: its tools are offered again.",
-	"tool_on":        "The tool is switched on.",
-	"tool_off":       "The tool is switched off: no caller is offered it.",
-	"debug_on":       "The debug log is on: arguments and results of this server's calls are kept, redacted, in memory.",
-	"debug_off":      "The debug log is off.",
-	"deleted":        "Deleted, with its stored secrets.",
-	"revoked":        "The token is revoked.",
+	"created":          "Saved and approved. It is disabled: enable it when you want your clients to use it.",
+	"enabled":          "Approved, saved and enabled.",
+	"draft":            "Saved as a draft. The workspace owner has to approve it before it can run.",
+	"approved":         "Approved.",
+	"updated":          "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
+	"enable":           "Enabled.",
+	"disabled":         "Disabled.",
+	"tested":           "The test passed: the server started and listed its tools, below.",
+	"test_failed":      "The test failed: the server did not start or did not answer. Its error is below.",
+	"tools_approved":   "The new tool set is approved: its tools are offered again.",
+	"tool_on":          "The tool is switched on.",
+	"tool_off":         "The tool is switched off: no caller is offered it.",
+	"debug_on":         "The debug log is on: arguments and results of this server's calls are kept, redacted, in memory.",
+	"debug_off":        "The debug log is off.",
+	"deleted":          "Deleted, with its stored secrets.",
+	"revoked":          "The token is revoked.",
+	"provider_saved":   "The provider is saved.",
+	"models_listed":    "The provider's models are listed.",
+	"provider_deleted": "The provider is deleted, with its key.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -89,6 +92,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /users", w.page(anyone, w.usersPage))
 	mux.Handle("POST /users", w.page(approval, w.addUserPage))
 	mux.Handle("GET /audit", w.page(owner, w.auditPage))
+	w.providerPageRoutes(mux)
 }
 
 // page wraps a page route in the same gate as the API (check), for

@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +73,52 @@ func TestProvidersAPI(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(ts.w.opts.Home, "audit.log"))
 	if strings.Contains(string(log), key) || !strings.Contains(string(log), `"provider.create"`) || !strings.Contains(string(log), `"provider.delete"`) {
 		t.Errorf("the audit log:\n%s", log)
+	}
+}
+
+// TestProvidersPage: the owner adds a provider on its page, has its models
+// listed and deletes it; the key typed is in no page, the one showing a
+// refusal included, which keeps the rest of what was typed.
+func TestProvidersPage(t *testing.T) {
+	const key = "sk-page-canary-5d20"
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[{"id":"a"},{"id":"b"}]}`)
+	}))
+	defer model.Close()
+	ts := start(t, Options{})
+	b := ts.browser
+	if page := b.mustPage("GET", "/providers", nil, 200); !strings.Contains(page, `id="save-provider"`) || !strings.Contains(page, "No providers.") {
+		t.Fatalf("the empty page:\n%s", page)
+	}
+	page := b.mustPage("POST", "/providers", url.Values{"name": {"remote"}, "base_url": {"http://api.example.com/v1"}, "api_key": {key}}, 400)
+	if strings.Contains(page, key) || !strings.Contains(page, `value="http://api.example.com/v1"`) || !strings.Contains(page, "loopback") {
+		t.Errorf("the refusal's page:\n%s", page)
+	}
+	if _, _, loc := b.page("POST", "/providers", url.Values{"name": {"local"}, "base_url": {model.URL + "/v1"}, "stream": {"1"}, "api_key": {key}}); loc != "/providers?done=provider_saved" {
+		t.Fatalf("save: Location %q", loc)
+	}
+	list, _ := ts.w.providers.List(context.Background())
+	if len(list) != 1 || !list[0].KeySet || !list[0].Stream {
+		t.Fatalf("saved: %+v", list)
+	}
+	id := itoa(list[0].ID)
+	if _, _, loc := b.page("POST", "/providers/"+id+"/models", url.Values{}); loc != "/providers?done=models_listed" {
+		t.Fatalf("models: Location %q", loc)
+	}
+	page = b.mustPage("GET", "/providers", nil, 200)
+	if strings.Contains(page, key) || !strings.Contains(page, "set by user:owner") || !strings.Contains(page, `id="provider-`+id+`"`) {
+		t.Errorf("the page:\n%s", page)
+	}
+	// The same name again, no key, no stream: that provider changes, and its key stays.
+	b.page("POST", "/providers", url.Values{"name": {"local"}, "base_url": {model.URL + "/v1"}})
+	if list, _ = ts.w.providers.List(context.Background()); len(list) != 1 || !list[0].KeySet || list[0].Stream {
+		t.Errorf("after a change: %+v", list)
+	}
+	if _, _, loc := b.page("POST", "/providers/"+id+"/delete", url.Values{}); loc != "/providers?done=provider_deleted" {
+		t.Fatalf("delete: Location %q", loc)
+	}
+	if code, _, _ := ts.bearer().page("GET", "/providers", nil); code == 200 {
+		t.Errorf("a bearer caller got the providers page")
 	}
 }
