@@ -149,6 +149,17 @@ var migrations = []string{
 		key_set_by    TEXT NOT NULL,
 		updated_at    TEXT NOT NULL
 	);`,
+	// 8: runs of threads. At most one run of a thread is not ended (the
+	// partial unique index); package threads keeps the transitions.
+	`CREATE TABLE thread_runs (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		thread_id  INTEGER NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+		status     TEXT NOT NULL CHECK (status IN ('running', 'waiting_approval', 'completed', 'interrupted', 'failed')),
+		error      TEXT NOT NULL DEFAULT '',
+		started_at TEXT NOT NULL,
+		ended_at   TEXT NOT NULL DEFAULT ''
+	);
+	CREATE UNIQUE INDEX thread_runs_one_open ON thread_runs (thread_id) WHERE status IN ('running', 'waiting_approval');`,
 }
 
 // Open opens (creating it if need be) the database file at path and

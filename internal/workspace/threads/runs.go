@@ -1,0 +1,140 @@
+package threads
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Run statuses: a run is running or waiting for an approval until it ends
+// completed, interrupted (cancelled, or the workspace stopped) or failed.
+const (
+	Running         = "running"
+	WaitingApproval = "waiting_approval"
+	Completed       = "completed"
+	Interrupted     = "interrupted"
+	Failed          = "failed"
+)
+
+// ErrBusy reports a thread that has a run not ended.
+var ErrBusy = errors.New("the thread has a run that has not ended")
+
+// ErrTransition reports a status change a run cannot make.
+var ErrTransition = errors.New("a run cannot change status so")
+
+// A Run is one run of a thread's loop.
+type Run struct {
+	ID      int64     `json:"id"`
+	Thread  int64     `json:"thread"`
+	Status  string    `json:"status"`
+	Error   string    `json:"error,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+}
+
+// ended reports whether status is a final one.
+func ended(status string) bool {
+	return status == Completed || status == Interrupted || status == Failed
+}
+
+// may reports whether a run may go from one status to another: between
+// running and waiting for an approval, and from either to an end.
+func may(from, to string) bool {
+	switch {
+	case ended(from):
+		return false
+	case ended(to):
+		return true
+	}
+	return (from == Running && to == WaitingApproval) || (from == WaitingApproval && to == Running)
+}
+
+// StartRun starts a run of thread id, running; a thread whose last run has
+// not ended gets ErrBusy.
+func (s *Store) StartRun(ctx context.Context, id int64) (Run, error) {
+	if _, err := s.Get(ctx, id); err != nil {
+		return Run{}, err
+	}
+	now := s.now()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO thread_runs (thread_id, status, started_at) VALUES (?, ?, ?)`, id, Running, stamp(now))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return Run{}, fmt.Errorf("%w: thread %d", ErrBusy, id)
+		}
+		return Run{}, err
+	}
+	rid, err := res.LastInsertId()
+	return Run{ID: rid, Thread: id, Status: Running, Started: now}, err
+}
+
+// SetStatus moves run rid to status, with why for an end that is not
+// completed; a change may does not allow is ErrTransition, and nothing
+// changes.
+func (s *Store) SetStatus(ctx context.Context, rid int64, status, why string) (Run, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Run{}, err
+	}
+	defer tx.Rollback()
+	r, err := getRun(ctx, tx, rid)
+	if err != nil {
+		return Run{}, err
+	}
+	if !may(r.Status, status) {
+		return Run{}, fmt.Errorf("%w: run %d from %s to %s", ErrTransition, rid, r.Status, status)
+	}
+	endedAt := ""
+	if ended(status) {
+		r.Ended = s.now()
+		endedAt = stamp(r.Ended)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE id = ?`, status, why, endedAt, rid); err != nil {
+		return Run{}, err
+	}
+	r.Status, r.Error = status, why
+	return r, tx.Commit()
+}
+
+// InterruptAll ends every run not ended as interrupted, saying why: a
+// workspace that starts again does not go on with the runs of the one
+// before it.
+func (s *Store) InterruptAll(ctx context.Context, why string) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
+		Interrupted, why, stamp(s.now()), Running, WaitingApproval)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// GetRun returns run rid.
+func (s *Store) GetRun(ctx context.Context, rid int64) (Run, error) {
+	return getRun(ctx, s.db, rid)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getRun(ctx context.Context, q querier, rid int64) (Run, error) {
+	var (
+		r              Run
+		started, endAt string
+	)
+	err := q.QueryRowContext(ctx, `SELECT id, thread_id, status, error, started_at, ended_at FROM thread_runs WHERE id = ?`, rid).
+		Scan(&r.ID, &r.Thread, &r.Status, &r.Error, &started, &endAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("%w: no run %d", ErrNotFound, rid)
+	}
+	if err != nil {
+		return Run{}, err
+	}
+	r.Started = parseStamp(started)
+	if endAt != "" {
+		r.Ended = parseStamp(endAt)
+	}
+	return r, nil
+}
