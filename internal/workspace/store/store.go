@@ -160,6 +160,28 @@ var migrations = []string{
 		ended_at   TEXT NOT NULL DEFAULT ''
 	);
 	CREATE UNIQUE INDEX thread_runs_one_open ON thread_runs (thread_id) WHERE status IN ('running', 'waiting_approval');`,
+	// 9: approval rules for threads' tool calls. A tool rule is the
+	// owner's, for every thread; a thread allowance is one thread's. An
+	// allow (either kind) holds only for the tool hash and the server
+	// fingerprint it was given for; a deny holds whatever they become.
+	`CREATE TABLE tool_rules (
+		server_id   INTEGER NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+		tool        TEXT NOT NULL,
+		rule        TEXT NOT NULL CHECK (rule IN ('allow', 'deny')),
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		set_by      TEXT NOT NULL,
+		set_at      TEXT NOT NULL,
+		PRIMARY KEY (server_id, tool)
+	);
+	CREATE TABLE thread_allows (
+		thread_id   INTEGER NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+		server_id   INTEGER NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+		tool        TEXT NOT NULL,
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		PRIMARY KEY (thread_id, server_id, tool)
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -1,0 +1,88 @@
+package threads
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Decisions on a thread's tool call.
+const (
+	Allow = "allow" // runs without asking
+	Ask   = "ask"   // waits for a person's answer
+	Deny  = "deny"  // refused without asking
+)
+
+// A ToolRef names a tool as the runtime offers it now: its server, name,
+// hash, and the fingerprint of the server's approved configuration.
+type ToolRef struct {
+	ServerID    int64
+	Tool        string
+	Hash        string
+	Fingerprint string
+}
+
+// A Verdict is a decision and why, in words a person reads.
+type Verdict struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// Decide says what a call of t in thread id needs. A deny by the owner wins
+// over everything, whatever the tool became. An allow, the owner's for
+// every thread or one thread's, holds only while the tool's hash and the
+// server's fingerprint are those it was given for: after a drift the call
+// is asked again. With neither, the call is asked.
+func (s *Store) Decide(ctx context.Context, id int64, t ToolRef) (Verdict, error) {
+	var rule, hash, fp string
+	err := s.db.QueryRowContext(ctx, `SELECT rule, tool_hash, fingerprint FROM tool_rules WHERE server_id = ? AND tool = ?`, t.ServerID, t.Tool).Scan(&rule, &hash, &fp)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Verdict{}, err
+	}
+	switch {
+	case rule == Deny:
+		return Verdict{Deny, "the workspace owner denies this tool"}, nil
+	case rule == Allow && hash == t.Hash && fp == t.Fingerprint:
+		return Verdict{Allow, "the workspace owner always allows this tool"}, nil
+	}
+	drifted := rule == Allow
+	err = s.db.QueryRowContext(ctx, `SELECT tool_hash, fingerprint FROM thread_allows WHERE thread_id = ? AND server_id = ? AND tool = ?`, id, t.ServerID, t.Tool).Scan(&hash, &fp)
+	switch {
+	case err == nil && hash == t.Hash && fp == t.Fingerprint:
+		return Verdict{Allow, "allowed for this thread"}, nil
+	case err == nil:
+		drifted = true
+	case !errors.Is(err, sql.ErrNoRows):
+		return Verdict{}, err
+	}
+	if drifted {
+		return Verdict{Ask, "the tool or its server changed since it was allowed"}, nil
+	}
+	return Verdict{Ask, "this tool is not allowed without asking"}, nil
+}
+
+// SetRule sets the owner's rule for t in every thread: Allow (for t's hash
+// and fingerprint), Deny, or "" to remove it.
+func (s *Store) SetRule(ctx context.Context, actor string, t ToolRef, rule string) error {
+	switch rule {
+	case "":
+		_, err := s.db.ExecContext(ctx, `DELETE FROM tool_rules WHERE server_id = ? AND tool = ?`, t.ServerID, t.Tool)
+		return err
+	case Allow, Deny:
+	default:
+		return fmt.Errorf("%w: rule %q: want allow, deny or none", ErrInvalid, rule)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO tool_rules (server_id, tool, rule, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (server_id, tool) DO UPDATE SET rule = excluded.rule, tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
+		set_by = excluded.set_by, set_at = excluded.set_at`, t.ServerID, t.Tool, rule, t.Hash, t.Fingerprint, actor, stamp(s.now()))
+	return err
+}
+
+// AllowInThread allows t, as it is now, for the rest of thread id.
+func (s *Store) AllowInThread(ctx context.Context, id int64, t ToolRef) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO thread_allows (thread_id, server_id, tool, tool_hash, fingerprint) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (thread_id, server_id, tool) DO UPDATE SET tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint`,
+		id, t.ServerID, t.Tool, t.Hash, t.Fingerprint)
+	return err
+}
