@@ -182,6 +182,22 @@ var migrations = []string{
 		fingerprint TEXT NOT NULL,
 		PRIMARY KEY (thread_id, server_id, tool)
 	);`,
+	// 10: approvals a run waits for, one per tool call, with the answer
+	// once it came (or the expiry, which declines).
+	`CREATE TABLE thread_approvals (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		run_id      INTEGER NOT NULL REFERENCES thread_runs (id) ON DELETE CASCADE,
+		call_id     TEXT NOT NULL,
+		server_id   INTEGER NOT NULL,
+		tool        TEXT NOT NULL,
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		status      TEXT NOT NULL CHECK (status IN ('pending', 'once', 'thread', 'always', 'declined', 'cancelled', 'expired')),
+		answered_by TEXT NOT NULL DEFAULT '',
+		expires_at  TEXT NOT NULL,
+		answered_at TEXT NOT NULL DEFAULT '',
+		UNIQUE (run_id, call_id)
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

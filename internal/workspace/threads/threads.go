@@ -87,7 +87,9 @@ func New(db *sql.DB, dir string) *Store {
 	return &Store{db: db, dir: dir, now: time.Now}
 }
 
-const stampLayout = time.RFC3339Nano
+// stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
+// the times they are.
+const stampLayout = "2006-01-02T15:04:05.000000000Z"
 
 func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 

@@ -1,0 +1,118 @@
+package threads
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Answers to a pending approval, and its other ends.
+const (
+	AnswerOnce    = "once"      // run this call
+	AnswerThread  = "thread"    // run it, and the tool's later calls in this thread
+	AnswerAlways  = "always"    // run it, and the tool's calls in every thread, while it is unchanged
+	AnswerDecline = "declined"  // do not run it; the run goes on
+	AnswerCancel  = "cancelled" // do not run it, and end the run
+	pending       = "pending"
+	expired       = "expired" // nobody answered in time: declined
+)
+
+// ErrAnswered reports an answer to an approval that has one, or expired.
+var ErrAnswered = errors.New("the approval was answered already, or expired")
+
+// An Approval is a tool call a run waits for a person to answer.
+type Approval struct {
+	ID      int64     `json:"id"`
+	Run     int64     `json:"run"`
+	CallID  string    `json:"call_id"`
+	Tool    ToolRef   `json:"-"`
+	Status  string    `json:"status"`
+	By      string    `json:"answered_by,omitempty"`
+	Expires time.Time `json:"expires"`
+}
+
+// Request saves a pending approval of call callID of run rid for t, which
+// expires after ttl.
+func (s *Store) Request(ctx context.Context, rid int64, callID string, t ToolRef, ttl time.Duration) (Approval, error) {
+	if callID == "" || ttl <= 0 {
+		return Approval{}, fmt.Errorf("%w: an approval needs a call id and a time to live", ErrInvalid)
+	}
+	exp := s.now().Add(ttl)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, tool, tool_hash, fingerprint, status, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, rid, callID, t.ServerID, t.Tool, t.Hash, t.Fingerprint, pending, stamp(exp))
+	if err != nil {
+		return Approval{}, err
+	}
+	id, err := res.LastInsertId()
+	return Approval{ID: id, Run: rid, CallID: callID, Tool: t, Status: pending, Expires: exp}, err
+}
+
+// Answer records actor's answer to approval id: AnswerOnce, AnswerThread,
+// AnswerAlways, AnswerDecline or AnswerCancel. "thread" and "always" save
+// the allowance (for the tool's hash and fingerprint as the call saw
+// them). An approval already answered, or past its expiry, is
+// ErrAnswered: it expired as declined.
+func (s *Store) Answer(ctx context.Context, actor string, id int64, answer string) (Approval, error) {
+	switch answer {
+	case AnswerOnce, AnswerThread, AnswerAlways, AnswerDecline, AnswerCancel:
+	default:
+		return Approval{}, fmt.Errorf("%w: answer %q", ErrInvalid, answer)
+	}
+	a, thread, err := s.approval(ctx, id)
+	if err != nil {
+		return Approval{}, err
+	}
+	now := s.now()
+	if a.Status == pending && !now.Before(a.Expires) {
+		return a, fmt.Errorf("%w: approval %d expired at %s", ErrAnswered, id, a.Expires.UTC().Format(time.RFC3339))
+	}
+	if a.Status != pending {
+		return a, fmt.Errorf("%w: approval %d is %s", ErrAnswered, id, a.Status)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = ?, answered_at = ? WHERE id = ? AND status = ?`,
+		answer, actor, stamp(now), id, pending)
+	if err != nil {
+		return Approval{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return a, fmt.Errorf("%w: approval %d", ErrAnswered, id)
+	}
+	switch answer {
+	case AnswerThread:
+		err = s.AllowInThread(ctx, thread, a.Tool)
+	case AnswerAlways:
+		err = s.SetRule(ctx, actor, a.Tool, Allow)
+	}
+	a.Status, a.By = answer, actor
+	return a, err
+}
+
+// ExpireDue declines, as expired, every pending approval past its expiry,
+// and returns how many.
+func (s *Store) ExpireDue(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_at = ? WHERE status = ? AND expires_at <= ?`,
+		expired, stamp(s.now()), pending, stamp(s.now()))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// approval returns approval id and the thread of its run.
+func (s *Store) approval(ctx context.Context, id int64) (Approval, int64, error) {
+	var (
+		a      Approval
+		thread int64
+		exp    string
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT a.id, a.run_id, a.call_id, a.server_id, a.tool, a.tool_hash, a.fingerprint, a.status, a.answered_by, a.expires_at, r.thread_id
+		FROM thread_approvals a JOIN thread_runs r ON r.id = a.run_id WHERE a.id = ?`, id).
+		Scan(&a.ID, &a.Run, &a.CallID, &a.Tool.ServerID, &a.Tool.Tool, &a.Tool.Hash, &a.Tool.Fingerprint, &a.Status, &a.By, &exp, &thread)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, 0, fmt.Errorf("%w: no approval %d", ErrNotFound, id)
+	}
+	a.Expires = parseStamp(exp)
+	return a, thread, err
+}
