@@ -103,43 +103,50 @@ func (e *Endpoint) Close() {
 	}
 }
 
-type callerKey struct{}
+// A request is what ServeHTTP decided for one request: its caller, and
+// the token server its sessions belong to.
+type request struct {
+	caller *auth.Caller
+	ts     *tokenServer
+}
+
+type requestKey struct{}
 
 // ServeHTTP serves one request of c, a bearer caller the workspace
 // identified.
 func (e *Endpoint) ServeHTTP(rw http.ResponseWriter, r *http.Request, c *auth.Caller) {
 	// The caller's scope as it is now decides, before the request reaches
 	// a session: sessions made under another scope end first.
-	if _, replaced := e.token(c); replaced != nil {
+	ts, replaced := e.token(c)
+	if replaced != nil {
 		replaced.closeSessions()
 	}
-	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+	r = r.WithContext(context.WithValue(r.Context(), requestKey{}, request{caller: c, ts: ts}))
 	r.Body = http.MaxBytesReader(rw, r.Body, MaxBody)
 	e.handler.ServeHTTP(rw, r)
 }
 
-func callerOf(r *http.Request) *auth.Caller {
-	c, _ := r.Context().Value(callerKey{}).(*auth.Caller)
-	return c
+func requestOf(r *http.Request) request {
+	q, _ := r.Context().Value(requestKey{}).(request)
+	return q
 }
 
 // verify names the session's owner: the token the workspace identified.
 func (e *Endpoint) verify(_ context.Context, _ string, r *http.Request) (*mcpauth.TokenInfo, error) {
-	c := callerOf(r)
+	c := requestOf(r).caller
 	if c == nil || c.Kind != auth.Bearer {
 		return nil, mcpauth.ErrInvalidToken
 	}
 	return &mcpauth.TokenInfo{UserID: fmt.Sprintf("token:%d", c.TokenID), Expiration: time.Now().Add(time.Hour)}, nil
 }
 
-// serverFor returns the MCP server of the request's token, for a new
-// session.
+// serverFor returns the MCP server of the request's token server, which
+// ServeHTTP chose (nil, which the SDK refuses, for a request it did not).
 func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
-	ts, replaced := e.token(callerOf(r))
-	if replaced != nil { // ServeHTTP replaced it; a change since then
-		go replaced.closeSessions()
+	if ts := requestOf(r).ts; ts != nil {
+		return ts.srv
 	}
-	return ts.srv
+	return nil
 }
 
 // token returns c's token server, making it. A token server made for
@@ -153,7 +160,9 @@ func (e *Endpoint) token(c *auth.Caller) (ts, replaced *tokenServer) {
 	if ts != nil && ts.actor == c.Actor() && ts.scoped == c.Scoped && slices.Equal(ts.scope, c.Servers) {
 		return ts, nil
 	}
-	replaced = ts
+	if replaced = ts; replaced != nil {
+		replaced.retired.Store(true)
+	}
 	ts = newTokenServer(e, c)
 	e.tokens[c.TokenID] = ts
 	return ts, replaced
@@ -167,6 +176,7 @@ func (e *Endpoint) Revoked(id int64) {
 	delete(e.tokens, id)
 	e.mu.Unlock()
 	if ts != nil {
+		ts.retired.Store(true)
 		ts.closeSessions()
 	}
 }
@@ -248,6 +258,10 @@ type tokenServer struct {
 	scope  []int64
 	srv    *mcp.Server
 	kicked atomic.Bool // a background sync is due
+	// retired marks a token server replaced (its token's scope changed) or
+	// revoked: it serves nothing more, even to a session that began while
+	// its sessions were being closed.
+	retired atomic.Bool
 
 	// dirtyMu guards dirty, the servers to list again: never held while
 	// waiting, so that a change is noted while a sync waits for a start.
@@ -281,6 +295,10 @@ func (ts *tokenServer) may(id int64) bool {
 
 func (ts *tokenServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ts.retired.Load() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "this session's token changed (its servers, or it was revoked): connect again"}
+		}
 		switch method {
 		case "tools/list":
 			ts.sync(ctx)
