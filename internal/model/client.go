@@ -213,13 +213,21 @@ func (c *Client) exchange(ctx context.Context, body []byte, accept string, read 
 	}
 }
 
-// post sends one request; the caller reads and closes the body.
+// post sends one chat request; the caller reads and closes the body.
 func (c *Client) post(ctx context.Context, body []byte, accept string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	return c.send(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body), accept)
+}
+
+// send sends one request to url with the key; the caller reads and closes
+// the body.
+func (c *Client) send(ctx context.Context, method, url string, body io.Reader, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return nil, fmt.Errorf("model request: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", accept)
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)

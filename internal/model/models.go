@@ -27,17 +27,9 @@ func (c *Client) Models(ctx context.Context) (_ []string, err error) {
 	if c.cfgErr != nil {
 		return nil, c.cfgErr
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/models", nil)
+	res, err := c.send(ctx, http.MethodGet, c.base+"/models", nil, "application/json")
 	if err != nil {
-		return nil, fmt.Errorf("model list: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("model list: %w", err)
+		return nil, err
 	}
 	defer res.Body.Close()
 	data, err := readBody(res.Body)
