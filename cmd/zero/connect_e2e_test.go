@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	"github.com/zero-dev/zero/internal/testnet"
 )
 
@@ -84,7 +85,7 @@ func (f connectFixture) bridge(t *testing.T) *mcp.ClientSession {
 // useBoth lists and calls the tools of both servers through cs.
 func (f connectFixture) useBoth(t *testing.T, how string, cs *mcp.ClientSession) {
 	t.Helper()
-	names := wsList(t, cs)
+	names := mcptest.ToolNames(t, cs)
 	for _, want := range []string{"files__read_text_file", "files__list_directory", "remote__greet"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s: tools/list lacks %s: %v", how, want, names)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
 // waitListed lists /mcp's tools until name is offered (listed true) or
@@ -20,7 +22,7 @@ func waitListed(t *testing.T, cs *mcp.ClientSession, name string, listed bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		names := wsList(t, cs)
+		names := mcptest.ToolNames(t, cs)
 		if slices.Contains(names, name) == listed {
 			return
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 )
 
@@ -169,23 +170,6 @@ func wsCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]an
 	return strings.Join(texts, "\n"), res.IsError
 }
 
-// wsList lists the tools /mcp offers, by name.
-func wsList(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // stopServe stops p as a person does (SIGINT) and waits until it has
 // exited and closed its stderr.
 func stopServe(t *testing.T, p *serveProcess) {
@@ -249,7 +233,7 @@ func TestEndpointCrashRestarts(t *testing.T) {
 	}
 	wsAddToolserver(t, p, browser, headers, "crasher", []string{"--tools=" + tools}, nil)
 	cs, _, _ := wsMCP(t, p, wsToken(t, p, browser, headers))
-	if names := wsList(t, cs); !slices.Contains(names, "crasher__crash") || !slices.Contains(names, "crasher__echo") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "crasher__crash") || !slices.Contains(names, "crasher__echo") {
 		t.Fatalf("tools: %v", names)
 	}
 	first, isErr := wsCall(t, cs, "crasher__pid", nil)
@@ -313,7 +297,7 @@ func TestEndpointSecretsStayHidden(t *testing.T) {
 	s := wsAddToolserver(t, p, browser, headers, "keeper", []string{"--tools=" + tools, "--env"}, map[string]string{"CANARY": canary})
 	id := strconv.FormatInt(s.ID, 10)
 	cs, tr, _ := wsMCP(t, p, wsToken(t, p, browser, headers))
-	if names := wsList(t, cs); !slices.Contains(names, "keeper__env") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "keeper__env") {
 		t.Fatalf("tools: %v", names)
 	}
 	want := fmt.Sprintf("CANARY: set true, %d bytes", len(canary))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
 const bound = 10 * time.Second
@@ -91,22 +92,6 @@ func client(t *testing.T, tr mcp.Transport, version string, roots ...*mcp.Root) 
 	return cs, changed
 }
 
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 func echo(t *testing.T, cs *mcp.ClientSession, arg string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
@@ -175,7 +160,7 @@ func TestRelayInMemory(t *testing.T) {
 			tr, done := relayed(t, remote)
 			cs, changed := client(t, tr, version, &mcp.Root{URI: "file:///tmp/root"})
 
-			if diff := cmp.Diff([]string{"echo", "wait"}, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff([]string{"echo", "wait"}, mcptest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
 			echo(t, cs, "one")
@@ -189,7 +174,7 @@ func TestRelayInMemory(t *testing.T) {
 			}
 			ts.addLate()
 			wait(t, changed, "notifications/tools/list_changed")
-			if diff := cmp.Diff([]string{"echo", "late", "wait"}, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff([]string{"echo", "late", "wait"}, mcptest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("tools after list_changed (-want +got):\n%s", diff)
 			}
 			cancelWait(t, ts, cs)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 )
 
 const goodToken = "zt_good"
@@ -105,7 +107,7 @@ func TestWorkspaceBridge(t *testing.T) {
 	if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
 		t.Errorf("negotiated %q", got)
 	}
-	if names := toolNames(t, cs); strings.Join(names, ",") != "echo,wait" {
+	if names := mcptest.ToolNames(t, cs); strings.Join(names, ",") != "echo,wait" {
 		t.Errorf("tools: %v", names)
 	}
 	echo(t, cs, "one")

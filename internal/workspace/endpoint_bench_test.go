@@ -33,6 +33,12 @@ import (
 // SDK's client, as a local client would without the workspace.
 func BenchmarkEchoDirect(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+	benchEcho(b, toolserver(b), "echo")
+}
+
+// toolserver starts the toolserver and connects the Go SDK's client to it
+// over stdio, closed when b ends.
+func toolserver(b *testing.B) *mcp.ClientSession {
 	cmd := exec.Command(runtimetest.Toolserver(b))
 	cmd.Env = append(os.Environ(), "CANARY=")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
@@ -40,8 +46,8 @@ func BenchmarkEchoDirect(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
-	benchEcho(b, cs, "echo")
+	b.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // BenchmarkEchoEndpoint calls the same echo through /mcp: the HTTP
@@ -142,14 +148,7 @@ func BenchmarkSDKFloor(b *testing.B) {
 // proxy: the bearer check, the gate, sanitizing and the call record.
 func BenchmarkSDKProxy(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
-	cmd := exec.Command(runtimetest.Toolserver(b))
-	cmd.Env = append(os.Environ(), "CANARY=")
-	upstream, err := mcp.NewClient(&mcp.Implementation{Name: "proxy", Version: "0"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer upstream.Close()
+	upstream := toolserver(b)
 	s := mcp.NewServer(&mcp.Implementation{Name: "proxy", Version: "0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 )
 
@@ -48,20 +49,6 @@ func (ts *testServer) mcpClient(token string) (*mcp.ClientSession, chan struct{}
 	}
 	ts.t.Cleanup(func() { cs.Close() })
 	return cs, changed
-}
-
-func listNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // callText calls a tool and returns its first text and whether it is an
@@ -120,7 +107,7 @@ func TestEndpointServesApprovedTools(t *testing.T) {
 	}
 	i := slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "drifter__echo" })
 	if i < 0 || len(res.Tools) != 7 {
-		t.Fatalf("tools: %v", listNames(t, cs))
+		t.Fatalf("tools: %v", mcptest.ToolNames(t, cs))
 	}
 	if m := res.Tools[i].Meta; m["zero.server"] != "drifter" || m["zero.tool"] != "echo" || res.Tools[i].Description != "Echoes." {
 		t.Fatalf("echo: %+v", res.Tools[i])
@@ -132,7 +119,7 @@ func TestEndpointServesApprovedTools(t *testing.T) {
 
 	ts.browser.must("POST", "/api/servers/"+id+"/disable", nil, 200, nil)
 	waitChanged(t, changed)
-	if names := listNames(t, cs); len(names) != 0 {
+	if names := mcptest.ToolNames(t, cs); len(names) != 0 {
 		t.Fatalf("a disabled server's tools are listed: %v", names)
 	}
 	if text, isErr := callText(t, cs, "drifter__echo", nil); !isErr || !strings.Contains(text, `server "drifter" is disabled`) {
@@ -145,7 +132,7 @@ func TestEndpointServesApprovedTools(t *testing.T) {
 	ts.browser.must("GET", "/api/servers/"+id, nil, 200, &s)
 	ts.browser.must("POST", "/api/servers/"+id+"/enable", map[string]string{"fingerprint": s.Fingerprint}, 200, nil)
 	waitChanged(t, changed)
-	if names := listNames(t, cs); !slices.Contains(names, "drifter__echo") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "drifter__echo") {
 		t.Fatalf("after enable: %v", names)
 	}
 }
@@ -158,7 +145,7 @@ func TestEndpointDrift(t *testing.T) {
 	id, file := ts.driftServer(`{"echo": {"description": "Echoes."}, "other": {"description": "Other."}}`)
 	ts.browser.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
 	cs, changed := ts.mcpClient(ts.bearer().token)
-	if names := listNames(t, cs); !slices.Contains(names, "drifter__echo") || !slices.Contains(names, "drifter__other") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "drifter__echo") || !slices.Contains(names, "drifter__other") {
 		t.Fatalf("tools: %v", names)
 	}
 	drain(changed) // the first list's own notification
@@ -173,7 +160,7 @@ func TestEndpointDrift(t *testing.T) {
 		t.Fatalf("call of a changed tool: %q %v", text, isErr)
 	}
 	waitChanged(t, changed)
-	if names := listNames(t, cs); slices.Contains(names, "drifter__echo") || !slices.Contains(names, "drifter__other") {
+	if names := mcptest.ToolNames(t, cs); slices.Contains(names, "drifter__echo") || !slices.Contains(names, "drifter__other") {
 		t.Fatalf("a quarantined tool is listed: %v", names)
 	}
 	if text, isErr := callText(t, cs, "drifter__other", nil); isErr {
@@ -186,7 +173,7 @@ func TestEndpointDrift(t *testing.T) {
 	ts.browser.must("GET", "/api/servers/"+id, nil, 200, &s)
 	ts.browser.must("POST", "/api/servers/"+id+"/tools/approve", map[string]string{"tool_set_hash": s.ListedToolSetHash}, 200, nil)
 	waitChanged(t, changed)
-	if names := listNames(t, cs); !slices.Contains(names, "drifter__echo") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "drifter__echo") {
 		t.Fatalf("after the owner's approval: %v", names)
 	}
 	if text, isErr := callText(t, cs, "drifter__echo", nil); isErr {
@@ -286,7 +273,7 @@ func TestEndpointLoad(t *testing.T) {
 		ts.browser.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
 	}
 	cs, _ := ts.mcpClient(ts.bearer().token)
-	if names := listNames(t, cs); !slices.Contains(names, "s0__echo") || !slices.Contains(names, "s2__echo") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "s0__echo") || !slices.Contains(names, "s2__echo") {
 		t.Fatalf("tools: %v", names)
 	}
 	var wg sync.WaitGroup
@@ -323,7 +310,7 @@ func TestEndpointScopeSurvivesIDReuse(t *testing.T) {
 	id, _ := json.Number(gone).Int64()
 	scoped := ts.scopedBearer("scoped", []int64{id})
 	before, _ := ts.mcpClient(scoped.token)
-	if names := listNames(t, before); !slices.Contains(names, "gone__echo") {
+	if names := mcptest.ToolNames(t, before); !slices.Contains(names, "gone__echo") {
 		t.Fatalf("before the delete: %v", names)
 	}
 	ts.browser.must("DELETE", "/api/servers/"+gone, nil, 200, nil)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -72,6 +73,24 @@ func Call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any)
 		t.Fatalf("%s(%v): protocol error: %v", tool, args, err)
 	}
 	return Text(res), res.IsError
+}
+
+// ToolNames lists the tools cs is offered, by name, sorted; a list that
+// fails, or takes more than 30 seconds, fails the test.
+func ToolNames(t testing.TB, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Text joins the text content blocks of a result.

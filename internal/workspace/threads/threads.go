@@ -212,7 +212,7 @@ func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string,
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM thread_events WHERE thread_id = ?`, id).Scan(&last); err != nil {
 		return Event{}, err
 	}
-	if _, err := s.exists(ctx, tx, id); err != nil {
+	if err := exists(ctx, tx, id); err != nil {
 		return Event{}, err
 	}
 	if parent < 0 || parent > last {
@@ -236,13 +236,13 @@ func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string,
 }
 
 // exists checks that thread id is there.
-func (s *Store) exists(ctx context.Context, tx *sql.Tx, id int64) (bool, error) {
+func exists(ctx context.Context, tx *sql.Tx, id int64) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM threads WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, fmt.Errorf("%w: %d", ErrNotFound, id)
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
-	return err == nil, err
+	return err
 }
 
 // messageText is the text of a message event, for the index.
