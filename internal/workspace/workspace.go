@@ -35,6 +35,7 @@ import (
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/store"
+	"github.com/zero-dev/zero/internal/workspace/threads"
 	"github.com/zero-dev/zero/internal/workspace/web"
 )
 
@@ -81,6 +82,7 @@ type Workspace struct {
 	runtime   *runtime.Runtime // the one way the workspace calls a tool
 	endpoint  *endpoint.Endpoint
 	providers *providers.Manager
+	threads   *threads.Store
 	audit     *audit.Log
 	auditPath string
 	roots     *fsroot.Set
@@ -103,9 +105,9 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", o.Home, err)
 	}
-	threads := filepath.Join(o.Home, threadsDir)
-	if err := os.MkdirAll(threads, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", threads, err)
+	workDir := filepath.Join(o.Home, threadsDir)
+	if err := os.MkdirAll(workDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", workDir, err)
 	}
 	box, err := secrets.LoadKey(filepath.Join(o.Home, secrets.KeyFile))
 	if err != nil {
@@ -132,7 +134,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if w.audit, err = audit.Open(w.auditPath); err != nil {
 		return nil, err
 	}
-	if w.roots, err = fsroot.Open([]string{threads}); err != nil {
+	if w.roots, err = fsroot.Open([]string{workDir}); err != nil {
 		return nil, err
 	}
 	if w.ownerID, err = w.auth.EnsureOwner(ctx, "owner"); err != nil {
@@ -152,6 +154,12 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	})
 	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log})
 	w.providers = providers.New(db, box, w.audit)
+	// Each thread's folder is under the thread workspace, where the tools
+	// run: $ZERO_HOME/workspace/threads/ID.
+	w.threads = threads.New(db, filepath.Join(workDir, "threads"))
+	if _, err := w.threads.InterruptAll(ctx, "the workspace stopped before the run ended"); err != nil {
+		return nil, fmt.Errorf("end the runs of the last start: %w", err)
+	}
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
 	}

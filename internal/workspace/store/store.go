@@ -198,6 +198,14 @@ var migrations = []string{
 		answered_at TEXT NOT NULL DEFAULT '',
 		UNIQUE (run_id, call_id)
 	);`,
+	// 11: the owner's thread settings, one row: how long a pending
+	// approval waits before it expires as declined.
+	`CREATE TABLE thread_settings (
+		id               INTEGER PRIMARY KEY CHECK (id = 1),
+		approval_timeout INTEGER NOT NULL,
+		set_by           TEXT NOT NULL,
+		set_at           TEXT NOT NULL
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -15,8 +15,8 @@ const (
 	AnswerAlways  = "always"    // run it, and the tool's calls in every thread, while it is unchanged
 	AnswerDecline = "declined"  // do not run it; the run goes on
 	AnswerCancel  = "cancelled" // do not run it, and end the run
-	pending       = "pending"
-	expired       = "expired" // nobody answered in time: declined
+	Pending       = "pending"
+	Expired       = "expired" // nobody answered in time: declined
 )
 
 // ErrAnswered reports an answer to an approval that has one, or expired.
@@ -41,12 +41,12 @@ func (s *Store) Request(ctx context.Context, rid int64, callID string, t ToolRef
 	}
 	exp := s.now().Add(ttl)
 	res, err := s.db.ExecContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, tool, tool_hash, fingerprint, status, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, rid, callID, t.ServerID, t.Tool, t.Hash, t.Fingerprint, pending, stamp(exp))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, rid, callID, t.ServerID, t.Tool, t.Hash, t.Fingerprint, Pending, stamp(exp))
 	if err != nil {
 		return Approval{}, err
 	}
 	id, err := res.LastInsertId()
-	return Approval{ID: id, Run: rid, CallID: callID, Tool: t, Status: pending, Expires: exp}, err
+	return Approval{ID: id, Run: rid, CallID: callID, Tool: t, Status: Pending, Expires: exp}, err
 }
 
 // Answer records actor's answer to approval id: AnswerOnce, AnswerThread,
@@ -65,14 +65,14 @@ func (s *Store) Answer(ctx context.Context, actor string, id int64, answer strin
 		return Approval{}, err
 	}
 	now := s.now()
-	if a.Status == pending && !now.Before(a.Expires) {
+	if a.Status == Pending && !now.Before(a.Expires) {
 		return a, fmt.Errorf("%w: approval %d expired at %s", ErrAnswered, id, a.Expires.UTC().Format(time.RFC3339))
 	}
-	if a.Status != pending {
+	if a.Status != Pending {
 		return a, fmt.Errorf("%w: approval %d is %s", ErrAnswered, id, a.Status)
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = ?, answered_at = ? WHERE id = ? AND status = ?`,
-		answer, actor, stamp(now), id, pending)
+		answer, actor, stamp(now), id, Pending)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -89,11 +89,31 @@ func (s *Store) Answer(ctx context.Context, actor string, id int64, answer strin
 	return a, err
 }
 
+// Settle ends approval id if it is still pending, with status (expired
+// or cancelled) by actor, and returns it as it is then: ended so, or
+// answered by a person just before.
+func (s *Store) Settle(ctx context.Context, actor string, id int64, status string) (Approval, error) {
+	if status != Expired && status != AnswerCancel {
+		return Approval{}, fmt.Errorf("%w: settle an approval as %q", ErrInvalid, status)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = ?, answered_at = ? WHERE id = ? AND status = ?`,
+		status, actor, stamp(s.now()), id, Pending); err != nil {
+		return Approval{}, err
+	}
+	a, _, err := s.approval(ctx, id)
+	return a, err
+}
+
+// GetApproval returns approval id and the thread of its run.
+func (s *Store) GetApproval(ctx context.Context, id int64) (Approval, int64, error) {
+	return s.approval(ctx, id)
+}
+
 // ExpireDue declines, as expired, every pending approval past its expiry,
 // and returns how many.
 func (s *Store) ExpireDue(ctx context.Context) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_at = ? WHERE status = ? AND expires_at <= ?`,
-		expired, stamp(s.now()), pending, stamp(s.now()))
+		Expired, stamp(s.now()), Pending, stamp(s.now()))
 	if err != nil {
 		return 0, err
 	}

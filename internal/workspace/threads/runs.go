@@ -98,16 +98,42 @@ func (s *Store) SetStatus(ctx context.Context, rid int64, status, why string) (R
 	return r, tx.Commit()
 }
 
-// InterruptAll ends every run not ended as interrupted, saying why: a
-// workspace that starts again does not go on with the runs of the one
-// before it.
+// InterruptAll ends every run not ended as interrupted, saying why, and
+// cancels the approvals they waited for: a workspace that starts again
+// does not go on with the runs of the one before it, and an answer to one
+// of them allows nothing.
 func (s *Store) InterruptAll(ctx context.Context, why string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
-		Interrupted, why, stamp(s.now()), Running, WaitingApproval)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	defer tx.Rollback()
+	now := stamp(s.now())
+	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ? WHERE status = ?`,
+		AnswerCancel, now, Pending); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
+		Interrupted, why, now, Running, WaitingApproval)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return n, tx.Commit()
+}
+
+// LastRun returns thread id's latest run, and false if it has none.
+func (s *Store) LastRun(ctx context.Context, id int64) (Run, bool, error) {
+	var rid int64
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM thread_runs WHERE thread_id = ? ORDER BY id DESC LIMIT 1`, id).Scan(&rid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, false, nil
+	}
+	if err != nil {
+		return Run{}, false, err
+	}
+	r, err := s.GetRun(ctx, rid)
+	return r, err == nil, err
 }
 
 // GetRun returns run rid.

@@ -172,6 +172,46 @@ func (s *Store) makeDir(id int64) (string, error) {
 	return dir, nil
 }
 
+// List returns every thread, the most recently updated first.
+func (s *Store) List(ctx context.Context) ([]Thread, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM threads ORDER BY updated_at DESC, id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Thread, 0, len(ids))
+	for _, id := range ids {
+		t, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// AddUsage adds a model exchange's tokens to thread id's totals and
+// returns the thread.
+func (s *Store) AddUsage(ctx context.Context, id, prompt, completion int64) (Thread, error) {
+	if _, err := s.db.ExecContext(ctx, `UPDATE threads SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`,
+		prompt, completion, id); err != nil {
+		return Thread{}, err
+	}
+	return s.Get(ctx, id)
+}
+
 // Get returns thread id.
 func (s *Store) Get(ctx context.Context, id int64) (Thread, error) {
 	var (
@@ -192,8 +232,13 @@ func (s *Store) Get(ctx context.Context, id int64) (Thread, error) {
 	return t, nil
 }
 
+// Last is the parent that [Store.Append] reads as the thread's last
+// event, whichever it is when the event is added.
+const Last = -1
+
 // Append adds an event to thread id after parent (0: the first of a
-// branch; else an event of the thread) and returns it with its Seq. The
+// branch; Last: the thread's last event; else an event of the thread) and
+// returns it with its Seq. The
 // body must be one JSON value, at most MaxEventBody bytes; a message's is
 // the message, whose content is indexed for Search.
 func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string, body json.RawMessage) (Event, error) {
@@ -214,6 +259,9 @@ func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string,
 	}
 	if err := exists(ctx, tx, id); err != nil {
 		return Event{}, err
+	}
+	if parent == Last {
+		parent = last
 	}
 	if parent < 0 || parent > last {
 		return Event{}, fmt.Errorf("%w: parent %d is not an event of thread %d", ErrInvalid, parent, id)

@@ -105,7 +105,7 @@ func TestAppendAndFork(t *testing.T) {
 	say(t, s, th.ID, 0, "one", "two", "three", "four", "five")
 	// A branch from message 2: message 6 follows 2, not 5.
 	say(t, s, th.ID, 2, "three, again")
-	for _, parent := range []int64{-1, 7} {
+	for _, parent := range []int64{-2, 7} {
 		if _, err := s.Append(ctx, th.ID, parent, KindMessage, msg("user", "x")); !errors.Is(err, ErrInvalid) {
 			t.Errorf("parent %d: %v", parent, err)
 		}
@@ -135,6 +135,32 @@ func TestAppendAndFork(t *testing.T) {
 	after, _ := s.Events(ctx, th.ID, 4)
 	if len(after) != 2 || after[0].Seq != 5 || after[1].Seq != 6 {
 		t.Errorf("events after 4: %+v", after)
+	}
+	// Last follows whichever event is last: 6, on the branch from 2.
+	if e, err := s.Append(ctx, th.ID, Last, KindMessage, msg("user", "seven")); err != nil || e.Seq != 7 || e.Parent != 6 {
+		t.Errorf("append after the last: %+v %v", e, err)
+	}
+}
+
+// TestListAndUsage: List has every thread, the most recently updated
+// first; AddUsage adds to a thread's totals.
+func TestListAndUsage(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	a, _ := s.Create(ctx, Thread{Title: "a"})
+	b, _ := s.Create(ctx, Thread{Title: "b"})
+	say(t, s, a.ID, 0, "a is newer now")
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	s.AddUsage(ctx, b.ID, 10, 3)
+	got, err := s.AddUsage(ctx, b.ID, 5, 2)
+	if err != nil || got.PromptTokens != 15 || got.CompletionTokens != 5 {
+		t.Errorf("usage: %d %d %v, want 15 5", got.PromptTokens, got.CompletionTokens, err)
+	}
+	if again, _ := s.Get(ctx, a.ID); again.PromptTokens != 0 {
+		t.Errorf("another thread's usage changed: %d", again.PromptTokens)
 	}
 }
 
