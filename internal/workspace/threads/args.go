@@ -1,0 +1,80 @@
+package threads
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// MaxArgs bounds the arguments a model writes for one call.
+const MaxArgs = 1 << 20
+
+// ErrArgs reports arguments a call cannot run with.
+var ErrArgs = errors.New("the arguments cannot be used")
+
+// CheckArgs reads the arguments a model wrote for a tool (a JSON object;
+// empty means {}) and validates them against the tool's input schema.
+// Remote $refs in the schema are refused, never fetched. It returns the
+// arguments in canonical form (keys sorted, no spaces): what the tool is
+// called with, and what tells two calls with the same arguments apart
+// from others.
+func CheckArgs(schema json.RawMessage, args string) (json.RawMessage, error) {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	if len(args) > MaxArgs {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrArgs, MaxArgs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(args), &v); err != nil || v == nil {
+		return nil, fmt.Errorf("%w: they are not one JSON object", ErrArgs)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("%w: the tool's input schema does not parse: %v", ErrArgs, err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the tool's input schema cannot be used: %v", ErrArgs, err)
+	}
+	if err := resolved.Validate(v); err != nil {
+		return nil, fmt.Errorf("%w: they do not match the tool's input schema: %v", ErrArgs, err)
+	}
+	canon, err := json.Marshal(v)
+	return canon, err
+}
+
+// Hints are what a tool's annotations say of it, with a missing hint read
+// as the unsafe value: not read-only, destructive, open to the world.
+type Hints struct {
+	ReadOnly    bool `json:"read_only"`
+	Destructive bool `json:"destructive"`
+	OpenWorld   bool `json:"open_world"`
+}
+
+// HintsOf reads a tool's MCP annotations (JSON; empty or null for none).
+// Annotations that do not parse give the unsafe values.
+func HintsOf(annotations json.RawMessage) Hints {
+	var a struct {
+		ReadOnly    *bool `json:"readOnlyHint"`
+		Destructive *bool `json:"destructiveHint"`
+		OpenWorld   *bool `json:"openWorldHint"`
+	}
+	h := Hints{Destructive: true, OpenWorld: true}
+	if len(annotations) == 0 || json.Unmarshal(annotations, &a) != nil {
+		return h
+	}
+	if a.ReadOnly != nil {
+		h.ReadOnly = *a.ReadOnly
+	}
+	if a.Destructive != nil {
+		h.Destructive = *a.Destructive
+	}
+	if a.OpenWorld != nil {
+		h.OpenWorld = *a.OpenWorld
+	}
+	return h
+}
