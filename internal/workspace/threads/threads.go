@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -79,12 +80,18 @@ type Store struct {
 	db  *sql.DB
 	dir string // the folder the threads' folders are made in
 	now func() time.Time
+	hub hub // the streams of each thread's events
+	// appendMu orders appends with their publishing, so that streams get
+	// each thread's events in Seq order (SQLite serializes the writes
+	// anyway).
+	appendMu sync.Mutex
+	beat     time.Duration // Heartbeat, but in tests
 }
 
 // New returns a store on db whose threads' folders are made in dir
 // (created, mode 0700, if missing).
 func New(db *sql.DB, dir string) *Store {
-	return &Store{db: db, dir: dir, now: time.Now}
+	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat}
 }
 
 // stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
@@ -248,6 +255,8 @@ func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string,
 	if len(body) > MaxEventBody || !json.Valid(body) {
 		return Event{}, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
 	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Event{}, err
@@ -280,7 +289,11 @@ func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string,
 	if _, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, stamp(now), id); err != nil {
 		return Event{}, err
 	}
-	return e, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return Event{}, err
+	}
+	s.hub.publish(id, update{event: &e})
+	return e, nil
 }
 
 // exists checks that thread id is there.

@@ -1,0 +1,166 @@
+package threads
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Bounds of a stream of a thread's events.
+const (
+	// Heartbeat is how often a stream with nothing to send sends a comment,
+	// so that proxies and browsers keep it open.
+	Heartbeat = 15 * time.Second
+	// streamBuffer bounds what waits for one slow stream: past it the
+	// stream ends, and its client comes back with Last-Event-ID.
+	streamBuffer = 256
+)
+
+// KindDelta names a streamed piece of the answer a model is writing. It is
+// sent to streams only, never stored: the finished message replaces it.
+const KindDelta = "delta"
+
+// An update is what a stream is sent: a stored event, or a delta.
+type update struct {
+	event *Event
+	delta string
+}
+
+// hub hands the updates of each thread to its streams.
+type hub struct {
+	mu   sync.Mutex
+	subs map[int64]map[chan update]bool
+}
+
+func (h *hub) subscribe(id int64) chan update {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[int64]map[chan update]bool{}
+	}
+	if h.subs[id] == nil {
+		h.subs[id] = map[chan update]bool{}
+	}
+	ch := make(chan update, streamBuffer)
+	h.subs[id][ch] = true
+	return ch
+}
+
+func (h *hub) unsubscribe(id int64, ch chan update) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[id][ch] {
+		delete(h.subs[id], ch)
+		close(ch)
+	}
+	if len(h.subs[id]) == 0 {
+		delete(h.subs, id)
+	}
+}
+
+// publish hands u to thread id's streams; one whose buffer is full is
+// ended, never waited for.
+func (h *hub) publish(id int64, u update) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs[id] {
+		select {
+		case ch <- u:
+		default:
+			delete(h.subs[id], ch)
+			close(ch)
+		}
+	}
+}
+
+// Delta sends text, a piece of the answer being written in thread id, to
+// the thread's streams. It is not stored.
+func (s *Store) Delta(id int64, text string) {
+	s.hub.publish(id, update{delta: text})
+}
+
+// ServeEvents streams thread id's events to w as server-sent events: each
+// stored event with its Seq as the id and its kind as the event name, then
+// every event stored after, as it is, and deltas (named KindDelta, with
+// the id of the last event sent) as they come. A client that sends
+// Last-Event-ID gets the events after it: none is lost and none is sent
+// twice. A comment is sent every Heartbeat. It returns when the client goes
+// (or ctx ends), or when the client reads too slowly to keep up; the
+// client then comes back with Last-Event-ID.
+func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) error {
+	after := int64(0)
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: Last-Event-ID %q is not an event's number", ErrInvalid, v)
+		}
+		after = n
+	}
+	// Subscribe first, then read what is stored: an event stored in
+	// between is in both, and sent once (by its Seq).
+	ch := s.hub.subscribe(id)
+	defer s.hub.unsubscribe(id, ch)
+	stored, err := s.Events(r.Context(), id, after)
+	if err != nil {
+		return err
+	}
+	flusher, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	sent := after
+	send := func(e *Event) error {
+		if e.Seq <= sent {
+			return nil
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		sent = e.Seq
+		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, data)
+		return err
+	}
+	for i := range stored {
+		if err := send(&stored[i]); err != nil {
+			return nil
+		}
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	tick := time.NewTicker(s.beat)
+	defer tick.Stop()
+	ctx := r.Context()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			_, err = fmt.Fprint(w, ": heartbeat\n\n")
+		case u, ok := <-ch:
+			if !ok {
+				return nil // too slow: the client comes back with Last-Event-ID
+			}
+			if u.event != nil {
+				err = send(u.event)
+			} else {
+				data, _ := json.Marshal(map[string]string{"text": u.delta})
+				_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", sent, KindDelta, data)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+}
+

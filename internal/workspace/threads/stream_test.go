@@ -1,0 +1,150 @@
+package threads
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// streamed is one event a client read.
+type streamed struct {
+	id    int64
+	event string
+	data  string
+}
+
+// readStream reads events from a stream of thread id, sending lastID (if
+// not empty), until stop says so; comments count in beats.
+func readStream(t *testing.T, base string, id int64, lastID string, stop func(streamed) bool) (got []streamed, beats int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+strconv.FormatInt(id, 10), nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	sc := bufio.NewScanner(res.Body)
+	var cur streamed
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event == "" {
+				continue
+			}
+			got = append(got, cur)
+			if stop(cur) {
+				return got, beats
+			}
+			cur = streamed{}
+		case strings.HasPrefix(line, ":"):
+			beats++
+			if stop(streamed{event: "heartbeat"}) {
+				return got, beats
+			}
+		case strings.HasPrefix(line, "id: "):
+			cur.id, _ = strconv.ParseInt(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	t.Fatalf("the stream ended: %v", sc.Err())
+	return nil, 0
+}
+
+func streamServer(t *testing.T, s *Store) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/"), 10, 64)
+		if err := s.ServeEvents(w, r, id); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestStreamReplay: a client that leaves in the middle of a run's events
+// and comes back with Last-Event-ID gets every event after the last it
+// saw, once each, in order, while events go on being stored.
+func TestStreamReplay(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	th, _ := s.Create(ctx, Thread{Title: "t"})
+	say(t, s, th.ID, 0, "one", "two", "three")
+	base := streamServer(t, s)
+	const total = 3 + 200
+	done := make(chan error, 1)
+	go func() {
+		for i := range 200 {
+			if _, err := s.Append(ctx, th.ID, Last, KindMessage, msg("assistant", fmt.Sprint("m", i))); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	first, _ := readStream(t, base, th.ID, "", func(e streamed) bool { return e.id >= 40 })
+	last := first[len(first)-1].id
+	rest, _ := readStream(t, base, th.ID, strconv.FormatInt(last, 10), func(e streamed) bool { return e.id == total })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	all := append(first, rest...)
+	if len(all) != total {
+		t.Fatalf("%d events read, want %d", len(all), total)
+	}
+	for i, e := range all {
+		var ev Event
+		if err := json.Unmarshal([]byte(e.data), &ev); err != nil || e.id != int64(i+1) || ev.Seq != e.id || e.event != KindMessage {
+			t.Fatalf("event %d: id %d, %s %q %v", i+1, e.id, e.event, e.data, err)
+		}
+	}
+}
+
+// TestStreamDeltasAndHeartbeats: a delta reaches the stream, with the id
+// of the last event sent, and is never stored; an idle stream gets
+// heartbeats; a Last-Event-ID that is not a number is refused.
+func TestStreamDeltasAndHeartbeats(t *testing.T) {
+	s := newStore(t)
+	s.beat = 20 * time.Millisecond
+	ctx := context.Background()
+	th, _ := s.Create(ctx, Thread{Title: "t"})
+	say(t, s, th.ID, 0, "one", "two")
+	base := streamServer(t, s)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.Delta(th.ID, "Hel")
+	}()
+	got, beats := readStream(t, base, th.ID, "1", func(e streamed) bool { return e.event == KindDelta })
+	if len(got) != 2 || got[0].id != 2 || got[1].id != 2 || got[1].data != `{"text":"Hel"}` {
+		t.Errorf("after 1: %+v", got)
+	}
+	if beats == 0 {
+		t.Error("no heartbeat in 100 ms at a 20 ms beat")
+	}
+	if events, _ := s.Events(ctx, th.ID, 0); len(events) != 2 {
+		t.Errorf("a delta was stored: %d events", len(events))
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/"+strconv.FormatInt(th.ID, 10), nil)
+	req.Header.Set("Last-Event-ID", "x1")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad Last-Event-ID: %v %v", res.StatusCode, err)
+	}
+}
