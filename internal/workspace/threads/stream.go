@@ -163,4 +163,3 @@ func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) er
 		}
 	}
 }
-
