@@ -83,17 +83,21 @@ type Workspace struct {
 	endpoint  *endpoint.Endpoint
 	providers *providers.Manager
 	threads   *threads.Store
-	audit     *audit.Log
-	auditPath string
-	roots     *fsroot.Set
-	ownerID   int64
-	log       *slog.Logger
-	base      string   // http://host:port, once listening
-	origins   []string // the origins a browser may send from
-	pages     *web.Renderer
-	box       *secrets.Box
-	refusals  *refusals
-	shown     *showOnce
+	runner    *threads.Runner // the threads' runs
+	// threadLimits bound each run; zero values are the defaults (tests
+	// lower them).
+	threadLimits threads.Limits
+	audit        *audit.Log
+	auditPath    string
+	roots        *fsroot.Set
+	ownerID      int64
+	log          *slog.Logger
+	base         string   // http://host:port, once listening
+	origins      []string // the origins a browser may send from
+	pages        *web.Renderer
+	box          *secrets.Box
+	refusals     *refusals
+	shown        *showOnce
 }
 
 // Open opens (creating and migrating as needed) the workspace under
@@ -160,6 +164,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if _, err := w.threads.InterruptAll(ctx, "the workspace stopped before the run ended"); err != nil {
 		return nil, fmt.Errorf("end the runs of the last start: %w", err)
 	}
+	w.runner = threads.NewRunner(w.threads)
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
 	}
@@ -177,6 +182,9 @@ func (w *Workspace) observe(ctx context.Context, s runtime.Spec, l runtime.Listi
 // runs.
 func (w *Workspace) Close() error {
 	var errs []error
+	if w.runner != nil {
+		w.runner.Close() // its runs end interrupted, while the runtime and the database are open
+	}
 	if w.endpoint != nil {
 		w.endpoint.Close()
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 )
 
-// MaxResultBytes bounds a result: the bytes of its text, of its binary
+// MaxResultBytes bounds a result, unless its Spec says otherwise
+// ([Spec.MaxResult]): the bytes of its text, of its binary
 // data (images, audio, blobs) and of its structured content, together.
 // Content beyond it is dropped (text is cut at a character boundary), the
 // result's _meta says [MetaTruncated], and a last text item says how much
@@ -27,16 +28,16 @@ const (
 )
 
 // sanitize makes a server's result fit to pass on: invisible characters
-// removed from its text, cut at MaxResultBytes, and marked as untrusted
-// data from server.
-func sanitize(res *mcp.CallToolResult, server string) *mcp.CallToolResult {
+// removed from its text, cut at limit bytes, and marked as untrusted data
+// from server.
+func sanitize(res *mcp.CallToolResult, server string, limit int) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
 	for k, v := range res.Meta {
 		if !strings.HasPrefix(k, "zero.") {
 			out.Meta[k] = v
 		}
 	}
-	room, dropped := MaxResultBytes, 0
+	room, dropped := limit, 0
 	for _, c := range res.Content {
 		size := contentSize(c)
 		if size > room {
@@ -67,7 +68,7 @@ func sanitize(res *mcp.CallToolResult, server string) *mcp.CallToolResult {
 	if dropped > 0 {
 		out.Meta[MetaTruncated] = true
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
-			"[zero: this result was cut at %d bytes; %d more bytes of it were dropped]", MaxResultBytes, dropped)})
+			"[zero: this result was cut at %d bytes; %d more bytes of it were dropped]", limit, dropped)})
 	}
 	if out.Content == nil {
 		out.Content = []mcp.Content{}

@@ -374,7 +374,7 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 		return nil, c, outcome, err
 	}
 	srv.succeeded()
-	res = sanitize(res, s.Name)
+	res = sanitize(res, s.Name, s.resultLimit())
 	if res.IsError {
 		return res, c, ToolError, nil
 	}

@@ -497,7 +497,7 @@ func TestResultSanitized(t *testing.T) {
 }
 
 // TestResultCapped: a result over MaxResultBytes is cut, marked and says
-// so.
+// so; under a Spec's larger MaxResult it comes whole.
 func TestResultCapped(t *testing.T) {
 	f := newFixture(t, Options{})
 	s := f.spec(1)
@@ -510,6 +510,12 @@ func TestResultCapped(t *testing.T) {
 	if len(first) != MaxResultBytes || res.Meta[MetaTruncated] != true || !strings.Contains(last, "1951424 more bytes of it were dropped") {
 		t.Errorf("a 3 MB result: %d bytes, meta %v, note %q", len(first), res.Meta, last)
 	}
+	s.MaxResult = 4 << 20
+	whole, err := f.rt.Call(f.ctx, s, "big", json.RawMessage(`{"bytes":3000000}`), "test")
+	if err != nil || len(whole.Content) != 1 || len(whole.Content[0].(*mcp.TextContent).Text) != 3000000 || whole.Meta[MetaTruncated] != nil {
+		t.Errorf("a 3 MB result under a Spec's 4 MiB bound: %d items, meta %v, %v", len(whole.Content), whole.Meta, err)
+	}
+	s.MaxResult = 0
 	small, err := f.rt.Call(f.ctx, s, "big", json.RawMessage(`{"bytes":10}`), "test")
 	if err != nil || len(small.Content) != 1 || small.Meta[MetaTruncated] != nil {
 		t.Errorf("a small result: %+v %v", small, err)

@@ -62,6 +62,21 @@ type Spec struct {
 	Disabled []string
 	// Debug keeps the arguments and results of calls in the debug log.
 	Debug bool
+	// MaxResult bounds a result's bytes instead of MaxResultBytes, for a
+	// caller that keeps long results itself (a thread keeps them in a
+	// file); 0 means MaxResultBytes, and it is at most MaxResultLimit.
+	MaxResult int
+}
+
+// MaxResultLimit is the largest [Spec.MaxResult].
+const MaxResultLimit = 64 << 20
+
+// resultLimit is the bound of s's results.
+func (s Spec) resultLimit() int {
+	if s.MaxResult <= 0 {
+		return MaxResultBytes
+	}
+	return min(s.MaxResult, MaxResultLimit)
 }
 
 // Redactor redacts s's secret values, those of its environment and its

@@ -1,0 +1,235 @@
+// Package modeltest is the one stand-in of Zero's tests: a local HTTP
+// server that follows the OpenAI chat-completions format and answers from
+// a script. Like a real provider it refuses a conversation whose tool
+// calls and results do not match ([CheckHistory]), so a test that re-sends
+// a history learns whether a provider would take it. Only tests import
+// it.
+package modeltest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zero-dev/zero/internal/model"
+)
+
+// A Reply is one scripted answer.
+type Reply struct {
+	Text  string           // the answer's text; streamed in two pieces
+	Calls []model.ToolCall // the tool calls it asks for; streamed in fragments
+	Usage model.Usage
+	// Wait, when set, is waited for (or the request's end) before the
+	// answer is sent.
+	Wait chan struct{}
+}
+
+// Call is a tool call of name with arguments args (JSON).
+func Call(id, name, args string) model.ToolCall {
+	return model.ToolCall{ID: id, Type: "function", Function: model.FunctionCall{Name: name, Arguments: args}}
+}
+
+// A Server answers from its script, one Reply a request, in order; past
+// the script it answers "done".
+type Server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	script   []Reply
+	requests []model.Request
+	refused  []string
+}
+
+// New starts a server, closed when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the API's base, as a provider is configured with it.
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Push adds replies to the script.
+func (s *Server) Push(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, r...)
+}
+
+// Requests returns the requests answered so far.
+func (s *Server) Requests() []model.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]model.Request(nil), s.requests...)
+}
+
+// Refused returns why each refused request was refused.
+func (s *Server) Refused() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.refused...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == "GET" && r.URL.Path == "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"scripted-1"},{"id":"scripted-2"}]}`)
+		return
+	case r.Method != "POST" || r.URL.Path != "/v1/chat/completions":
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		model.Request
+		Stream bool `json:"stream"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		s.refuse(w, "the body is not a chat-completions request: "+err.Error())
+		return
+	}
+	if err := CheckHistory(req.Messages); err != nil {
+		s.refuse(w, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req.Request)
+	rep := Reply{Text: "done"}
+	if len(s.script) > 0 {
+		rep, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+	if rep.Wait != nil {
+		select {
+		case <-rep.Wait:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if req.Stream {
+		stream(w, rep)
+		return
+	}
+	finish := "stop"
+	if len(rep.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
+			"message": model.Message{Role: model.RoleAssistant, Content: rep.Text, ToolCalls: rep.Calls}}},
+		"usage": rep.Usage,
+	})
+}
+
+func (s *Server) refuse(w http.ResponseWriter, why string) {
+	s.mu.Lock()
+	s.refused = append(s.refused, why)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": why, "type": "invalid_request_error"}})
+}
+
+// stream writes rep as a provider streams it: the text in two pieces,
+// each call's id and name first and its arguments in two fragments, the
+// finish reason, the usage, and [DONE].
+func stream(w http.ResponseWriter, rep Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	delta := func(d map[string]any, finish any) {
+		send(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk",
+			"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}})
+	}
+	delta(map[string]any{"role": "assistant"}, nil)
+	if rep.Text != "" {
+		half := len(rep.Text) / 2
+		delta(map[string]any{"content": rep.Text[:half]}, nil)
+		delta(map[string]any{"content": rep.Text[half:]}, nil)
+	}
+	for i, c := range rep.Calls {
+		args := c.Function.Arguments
+		half := len(args) / 2
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Function.Name, "arguments": args[:half]}}}}, nil)
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[half:]}}}}, nil)
+	}
+	finish := "stop"
+	if len(rep.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	delta(map[string]any{}, finish)
+	send(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": []any{}, "usage": rep.Usage})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// CheckHistory applies the rules a provider applies to a conversation:
+// every message has a known role; each assistant tool call has an id used
+// once and is answered by a tool message before the next message that is
+// not one; a tool message answers a call of the assistant message before
+// it, once.
+func CheckHistory(msgs []model.Message) error {
+	if len(msgs) == 0 {
+		return errors.New("messages: at least one is required")
+	}
+	ids := map[string]bool{}
+	var open map[string]bool // the calls of the last assistant message not yet answered
+	for i, m := range msgs {
+		switch m.Role {
+		case model.RoleSystem, model.RoleUser, model.RoleAssistant:
+			if len(open) > 0 {
+				return fmt.Errorf("messages[%d]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'; missing %s", i, keys(open))
+			}
+			open = nil
+			if m.Role != model.RoleAssistant && len(m.ToolCalls) > 0 {
+				return fmt.Errorf("messages[%d]: only an assistant message has tool calls", i)
+			}
+			for _, c := range m.ToolCalls {
+				if c.ID == "" || ids[c.ID] {
+					return fmt.Errorf("messages[%d]: tool call id %q is empty or used twice", i, c.ID)
+				}
+				if c.Function.Name == "" {
+					return fmt.Errorf("messages[%d]: a tool call without a function name", i)
+				}
+				ids[c.ID] = true
+				if open == nil {
+					open = map[string]bool{}
+				}
+				open[c.ID] = true
+			}
+		case model.RoleTool:
+			if !open[m.ToolCallID] {
+				return fmt.Errorf("messages[%d]: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id %q)", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+		default:
+			return fmt.Errorf("messages[%d]: role %q", i, m.Role)
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("the conversation ends with tool calls not answered: %s", keys(open))
+	}
+	return nil
+}
+
+func keys(m map[string]bool) string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return strings.Join(out, ", ")
+}
