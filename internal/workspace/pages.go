@@ -93,6 +93,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /users", w.page(approval, w.addUserPage))
 	mux.Handle("GET /audit", w.page(owner, w.auditPage))
 	w.providerPageRoutes(mux)
+	w.threadPageRoutes(mux)
 }
 
 // page wraps a page route in the same gate as the API (check), for

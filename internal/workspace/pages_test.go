@@ -259,8 +259,10 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 	b.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": ts.fingerprint(0, cfg)}, 201, nil)
 	b.must("POST", "/api/servers", map[string]any{"config": stdioConfig(t, "draft")}, 201, nil)
 	b.mustPage("POST", "/tokens", url.Values{"name": {"t1"}}, 303)
+	addProvider(t, ts, "local", "m1")
+	addThread(t, ts, "Markup", "user", "hello", "assistant", "hi")
 	pages := map[string]string{}
-	for _, path := range []string{"/servers", "/servers/1", "/servers/2", "/servers/new", "/servers/1/edit", "/tokens", "/users", "/audit", "/signin"} {
+	for _, path := range []string{"/servers", "/servers/1", "/servers/2", "/servers/new", "/servers/1/edit", "/tokens", "/users", "/audit", "/signin", "/threads", "/threads/1"} {
 		pages[path] = b.mustPage("GET", path, nil, 200)
 	}
 	pages["review"] = b.mustPage("POST", "/servers/new", url.Values{"name": {"x"}, "kind": {"stdio"}, "command": {"x"}}, 200)
@@ -298,7 +300,7 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 	if !strings.Contains(pages["form error"], "LD_PRELOAD") || strings.Contains(pages["form error"], "/evil.so") {
 		t.Error("the form error names the refused variable, and never echoes its value")
 	}
-	for _, path := range []string{"/servers", "/static/style.css", "/static/app.js", "/signin", "/api/servers"} {
+	for _, path := range []string{"/servers", "/static/style.css", "/static/app.js", "/static/thread.js", "/signin", "/api/servers"} {
 		req, _ := http.NewRequest("GET", ts.base+path, nil)
 		resp, err := b.http.Do(req)
 		if err != nil {

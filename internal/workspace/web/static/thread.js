@@ -1,0 +1,571 @@
+// Zero workspace: the live view of an agent thread. The page is rendered
+// by the server; this adds what came after it, from the thread's event
+// stream, and the controls that call the JSON API.
+//
+// Model and tool output is untrusted: every node is made with
+// createElement and filled with textContent, never parsed as HTML.
+"use strict";
+(function () {
+  var root = document.getElementById("thread");
+  if (!root) return;
+  var threadID = root.dataset.thread;
+  if (!/^[0-9]+$/.test(threadID)) return;
+  var base = "/api/threads/" + threadID;
+  var csrf = root.dataset.csrf || "";
+  var canWrite = root.dataset.writer === "true";
+  var canApprove = root.dataset.approver === "true";
+  var lastSeq = Number(root.dataset.lastSeq) || 0; // the server rendered the events up to it
+  var list = document.getElementById("events");
+  var runStatus = document.getElementById("run-status");
+  var runError = document.getElementById("run-error");
+  var usage = document.getElementById("usage");
+  var live = document.getElementById("live");
+  var threadError = document.getElementById("thread-error");
+  var form = document.getElementById("prompt-form");
+  var prompt = document.getElementById("prompt");
+  var send = document.getElementById("send");
+  var cancel = document.getElementById("cancel-run");
+  var promptError = document.getElementById("prompt-error");
+
+  var answers = [
+    ["once", "o", "Allow once", "primary"],
+    ["thread", "t", "Allow in this thread", ""],
+    ["always", "a", "Always allow this tool", ""],
+    ["declined", "d", "Decline", ""],
+    ["cancelled", "c", "Cancel run", "danger"]
+  ];
+  // Lookups by untrusted keys have no prototype to find "constructor" in.
+  function table(o) { return Object.assign(Object.create(null), o); }
+  var keys = table({});
+  answers.forEach(function (a) { keys[a[1]] = a[0]; });
+  // The words threads_pages.go uses for an approval's end.
+  var ends = table({
+    once: "Allowed once",
+    thread: "Allowed in this thread",
+    always: "Always allowed",
+    declined: "Declined",
+    cancelled: "Cancelled: the run ended",
+    expired: "Expired: nobody answered in time, so it was declined"
+  });
+  var endedRun = table({ completed: true, interrupted: true, failed: true });
+  var roles = table({ system: true, user: true, assistant: true, tool: true });
+
+  // --- Text as the server shows it ---------------------------------------
+
+  var unprintable = /[\p{C}\p{Z}]/u; // what Go's unicode.IsPrint is not (but for ' ')
+
+  function hex(n, width) {
+    var s = n.toString(16);
+    while (s.length < width) s = "0" + s;
+    return s;
+  }
+
+  // visible is web.Visible: a value holding a hidden character has it,
+  // and backslashes and quotes, escaped; any other is as it is.
+  function visible(s) {
+    var hidden = false;
+    for (var ch of s) {
+      if (ch !== " " && unprintable.test(ch)) { hidden = true; break; }
+    }
+    if (!hidden) return s;
+    var out = "";
+    for (var c of s) {
+      var n = c.codePointAt(0);
+      if (c === "\\" || c === "'") out += "\\" + c;
+      else if (c === "\n") out += "\\n";
+      else if (c === "\t") out += "\\t";
+      else if (c === " " || !unprintable.test(c)) out += c;
+      else if (n < 0x80) out += "\\x" + hex(n, 2);
+      else if (n <= 0xffff) out += "\\u" + hex(n, 4);
+      else out += "\\U" + hex(n, 8);
+    }
+    return out;
+  }
+
+  // visibleText is visibleText in threads_pages.go: visible line by
+  // line, keeping tabs.
+  function visibleText(s) {
+    return String(s).split("\n").map(function (line) {
+      return line.replace(/\r$/, "").split("\t").map(visible).join("\t");
+    }).join("\n");
+  }
+
+  // indentJSON is Go's json.Indent(text, "", "  ") for valid JSON, and the
+  // text itself otherwise: only spacing outside strings changes, so what
+  // is shown is what runs.
+  function indentJSON(text) {
+    text = String(text).replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, "");
+    try { JSON.parse(text); } catch (e) { return text; }
+    var out = "", depth = 0, inString = false, escaped = false, needIndent = false;
+    function newline(d) { out += "\n" + "  ".repeat(d); }
+    for (var c of text) {
+      if (inString) {
+        out += c;
+        if (escaped) escaped = false;
+        else if (c === "\\") escaped = true;
+        else if (c === "\"") inString = false;
+        continue;
+      }
+      if (c === " " || c === "\t" || c === "\n" || c === "\r") continue;
+      if (needIndent && c !== "}" && c !== "]") {
+        needIndent = false;
+        depth++;
+        newline(depth);
+      }
+      switch (c) {
+      case "\"": inString = true; out += c; break;
+      case "{": case "[": needIndent = true; out += c; break;
+      case ",": out += c; newline(depth); break;
+      case ":": out += ": "; break;
+      case "}": case "]":
+        if (needIndent) needIndent = false;
+        else { depth--; newline(depth); }
+        out += c;
+        break;
+      default: out += c;
+      }
+    }
+    return out;
+  }
+
+  function argsText(v) {
+    if (typeof v === "string") return visibleText(indentJSON(v));
+    if (v === undefined || v === null) return "";
+    return visibleText(indentJSON(JSON.stringify(v)));
+  }
+
+  function when(stamp) {
+    // Go writes nanoseconds; Date reads milliseconds.
+    var d = new Date(String(stamp).replace(/(\.[0-9]{3})[0-9]+/, "$1"));
+    if (isNaN(d)) return "";
+    return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  }
+
+  function el(tag, className, text) {
+    var e = document.createElement(tag);
+    if (className) e.className = className;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function show(node, text) {
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+
+  // --- The JSON API ------------------------------------------------------
+
+  function api(method, path, body) {
+    return fetch(path, {
+      method: method,
+      mode: "same-origin",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    }).then(function (res) {
+      return res.json().catch(function () { return null; }).then(function (data) {
+        var e = (data && data.error) || {};
+        return { ok: res.ok, status: res.status, data: data, code: e.code || "", message: e.message || "" };
+      });
+    }, function () {
+      return { ok: false, status: 0, data: null, code: "network", message: "The workspace did not answer: is zero serve running?" };
+    });
+  }
+
+  function failure(res, what) {
+    return res.message ? what + ": " + res.message : what + " (HTTP " + res.status + ").";
+  }
+
+  // --- Building the conversation -----------------------------------------
+
+  var callNames = table({}); // call id -> tool name, for the results
+  list.querySelectorAll(".call[data-call-id]").forEach(function (c) {
+    var name = c.querySelector(".tool-name");
+    if (name) callNames[c.dataset.callId] = name.textContent;
+  });
+
+  function nearBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  }
+
+  function append(node) {
+    var follow = nearBottom();
+    var empty = document.getElementById("no-events");
+    if (empty) empty.hidden = true;
+    var streaming = document.getElementById("streaming");
+    if (streaming && node !== streaming) list.insertBefore(node, streaming);
+    else list.appendChild(node);
+    if (follow) node.scrollIntoView({ block: "end" });
+  }
+
+  function forkButton(seq) {
+    var b = el("button", "link fork", "Fork from here");
+    b.type = "button";
+    b.dataset.fork = String(seq);
+    return b;
+  }
+
+  function head(ev, who) {
+    var h = el("div", "msg-head");
+    h.appendChild(who);
+    h.appendChild(document.createTextNode(" "));
+    h.appendChild(el("span", "when", "#" + ev.seq + " · " + when(ev.created)));
+    if (canWrite) {
+      h.appendChild(document.createTextNode(" "));
+      h.appendChild(forkButton(ev.seq));
+    }
+    return h;
+  }
+
+  function message(ev) {
+    var m = ev.body || {};
+    var role = roles[m.role] ? m.role : "other";
+    var content = typeof m.content === "string" ? m.content : (m.content == null ? "" : JSON.stringify(m.content));
+    var li = el("li", "msg");
+    li.dataset.role = role;
+    li.dataset.seq = String(ev.seq);
+    li.id = "event-" + ev.seq;
+    if (role === "system") {
+      var d = el("details");
+      d.appendChild(el("summary", "", "System prompt"));
+      d.appendChild(el("div", "text", visibleText(content)));
+      li.appendChild(d);
+      return li;
+    }
+    var who = el("span", "who");
+    if (role === "tool") {
+      var name = callNames[m.tool_call_id] || m.name || "";
+      who.appendChild(document.createTextNode("Result of "));
+      who.appendChild(el("code", "tool-name", visible(String(name))));
+      if (m.tool_call_id) li.dataset.callId = String(m.tool_call_id);
+    } else {
+      who.textContent = { user: "User", assistant: "Assistant", other: "Message" }[role];
+    }
+    li.appendChild(head(ev, who));
+    if (content) li.appendChild(el("div", "text", visibleText(content)));
+    (Array.isArray(m.tool_calls) ? m.tool_calls : []).forEach(function (tc) {
+      var fn = (tc && tc.function) || {};
+      var fname = String(fn.name || "");
+      if (tc && tc.id) callNames[tc.id] = visible(fname);
+      var call = el("div", "call");
+      call.dataset.callId = String((tc && tc.id) || "");
+      var ch = el("div", "call-head", "Calls ");
+      ch.appendChild(el("code", "tool-name", visible(fname)));
+      call.appendChild(ch);
+      call.appendChild(el("pre", "args", argsText(String(fn.arguments || ""))));
+      li.appendChild(call);
+    });
+    return li;
+  }
+
+  // The streamed answer: its finished lines, shown once each, and the
+  // line being written, shown again with each piece.
+  var stream = null;
+
+  function delta(text) {
+    var s = document.getElementById("streaming");
+    if (!s || !stream) {
+      if (s) s.remove();
+      s = el("li", "msg streaming");
+      s.id = "streaming";
+      s.dataset.role = "streaming";
+      var h = el("div", "msg-head");
+      h.appendChild(el("span", "who", "Assistant"));
+      h.appendChild(document.createTextNode(" "));
+      h.appendChild(el("span", "when", "writing…"));
+      s.appendChild(h);
+      var body = el("div", "text");
+      stream = { done: document.createTextNode(""), line: document.createTextNode(""), tail: "" };
+      body.appendChild(stream.done);
+      body.appendChild(stream.line);
+      s.appendChild(body);
+      append(s);
+    }
+    var follow = nearBottom();
+    var lines = (stream.tail + String(text)).split("\n");
+    stream.tail = lines.pop();
+    if (lines.length) stream.done.appendData(visibleText(lines.join("\n")) + "\n");
+    stream.line.data = visibleText(stream.tail);
+    if (follow) s.scrollIntoView({ block: "end" });
+  }
+
+  function dropStreaming() {
+    var s = document.getElementById("streaming");
+    if (s) s.remove();
+    stream = null;
+  }
+
+  function badge(cls, text) {
+    return el("span", "badge " + cls, text);
+  }
+
+  function approval(ev) {
+    var a = ev.body || {};
+    var id = Number(a.approval);
+    if (!Number.isSafeInteger(id) || id < 1) return;
+    var status = String(a.status || "");
+    var pending = status === "pending";
+    var li = el("li", "approval");
+    li.dataset.approval = String(id);
+    li.dataset.status = status;
+    li.tabIndex = 0;
+    li.setAttribute("role", "group");
+    li.setAttribute("aria-label", "Approval of a tool call");
+    var h = el("p", "approval-head");
+    var by = a.answered_by ? ", by " + visible(String(a.answered_by)) : "";
+    h.appendChild(el("strong", "", pending ? "Allow this tool call?" : (ends[status] || status) + by));
+    li.appendChild(h);
+    var tool = visible(String(a.tool || "")), name = visible(String(a.name || ""));
+    var t = el("p", "approval-tool");
+    t.appendChild(el("code", "tool-server", visible(String(a.server || ""))));
+    t.appendChild(document.createTextNode(" / "));
+    t.appendChild(el("code", "tool-name", tool));
+    if (name && name !== tool) {
+      t.appendChild(document.createTextNode(" "));
+      t.appendChild(el("span", "muted", "(the model calls it " + name + ")"));
+    }
+    li.appendChild(t);
+    // A missing hint is the unsafe value.
+    var hints = a.hints || { read_only: false, destructive: true, open_world: true };
+    var hp = el("p", "hints");
+    if (hints.read_only) { hp.appendChild(badge("passed", "read-only")); hp.appendChild(document.createTextNode(" ")); }
+    if (hints.destructive) { hp.appendChild(badge("failed", "destructive")); hp.appendChild(document.createTextNode(" ")); }
+    if (hints.open_world) hp.appendChild(badge("untested", "open world"));
+    li.appendChild(hp);
+    if (a.reason) li.appendChild(el("p", "reason", visibleText(String(a.reason))));
+    li.appendChild(el("pre", "args", argsText(a.arguments)));
+    if (pending) {
+      li.appendChild(el("p", "expires", "Unanswered, it is declined at " + when(a.expires) + "."));
+      if (canApprove) {
+        var box = el("div", "answers");
+        answers.forEach(function (x) {
+          var b = el("button", x[3], x[2] + " ");
+          b.type = "button";
+          b.dataset.answer = x[0];
+          b.setAttribute("aria-keyshortcuts", x[1]);
+          b.appendChild(el("kbd", "", x[1]));
+          box.appendChild(b);
+          box.appendChild(document.createTextNode(" "));
+        });
+        li.appendChild(box);
+        li.appendChild(el("p", "help", "Decline tells the model no and the run goes on; Cancel run ends the run."));
+      } else {
+        li.appendChild(el("p", "answer-note", "Waiting for the workspace owner to answer."));
+      }
+    }
+    var err = el("p", "approval-error error");
+    err.setAttribute("role", "alert");
+    err.hidden = true;
+    li.appendChild(err);
+
+    var old = list.querySelector(".approval[data-approval=\"" + id + "\"]");
+    if (old) {
+      li.id = old.id;
+      li.dataset.seq = old.dataset.seq || "";
+      var hadFocus = old.contains(document.activeElement);
+      old.replaceWith(li);
+      if (hadFocus) li.focus();
+    } else {
+      li.id = "event-" + ev.seq;
+      li.dataset.seq = String(ev.seq);
+      append(li);
+      if (pending && canApprove) focusPrompt(li);
+    }
+  }
+
+  function editable(node) {
+    return node && node.nodeType === 1 && (node.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(node.tagName));
+  }
+
+  // focusPrompt moves the focus to a new approval, unless the person is
+  // typing somewhere (a key meant for the text must not answer it).
+  function focusPrompt(li) {
+    if (editable(document.activeElement)) return;
+    li.focus({ preventScroll: true });
+    li.scrollIntoView({ block: "nearest" });
+  }
+
+  function runEnd(b) {
+    var li = el("li", "run-end", "Run " + (Number(b.run) || "?") + " " + String(b.status) + (b.error ? ": " + visibleText(String(b.error)) : ""));
+    li.dataset.status = String(b.status);
+    return li;
+  }
+
+  function setRun(status, error) {
+    status = String(status || "none");
+    runStatus.textContent = status;
+    runStatus.dataset.status = status;
+    runError.textContent = error ? visibleText(String(error)) : "";
+    if (cancel) cancel.hidden = !(status === "running" || status === "waiting_approval");
+  }
+
+  function setUsage(b) {
+    var p = Number(b.total_prompt_tokens) || 0, c = Number(b.total_completion_tokens) || 0;
+    usage.dataset.prompt = String(p);
+    usage.dataset.completion = String(c);
+    usage.textContent = "Tokens: " + p + " prompt, " + c + " completion";
+  }
+
+  function handle(ev) {
+    if (!ev || typeof ev.seq !== "number" || ev.seq <= lastSeq) return;
+    lastSeq = ev.seq;
+    var b = ev.body || {};
+    switch (ev.kind) {
+    case "message":
+      if (b.role === "assistant") dropStreaming();
+      append(message(ev));
+      break;
+    case "run":
+      setRun(b.status, b.error);
+      if (endedRun[b.status]) {
+        dropStreaming();
+        var li = runEnd(b);
+        li.id = "event-" + ev.seq;
+        li.dataset.seq = String(ev.seq);
+        append(li);
+      }
+      break;
+    case "approval":
+      approval(ev);
+      break;
+    case "usage":
+      setUsage(b);
+      break;
+    }
+  }
+
+  // --- The stream --------------------------------------------------------
+
+  function setLive(state, text) {
+    live.dataset.state = state;
+    live.textContent = text;
+  }
+
+  function parse(e) {
+    try { return JSON.parse(e.data); } catch (err) { return null; }
+  }
+
+  if (window.EventSource) {
+    // The stream starts at the thread's first event; those the page shows
+    // already are skipped. A reconnect sends Last-Event-ID itself.
+    var es = new EventSource(base + "/events");
+    setLive("connecting", "Connecting…");
+    es.onopen = function () { setLive("live", "Live"); };
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) setLive("closed", "Not live: reload the page to see what changed.");
+      else setLive("reconnecting", "Reconnecting…");
+    };
+    ["message", "run", "approval", "usage"].forEach(function (kind) {
+      es.addEventListener(kind, function (e) { handle(parse(e)); });
+    });
+    es.addEventListener("delta", function (e) {
+      var d = parse(e);
+      if (d && typeof d.text === "string") delta(d.text);
+    });
+  }
+
+  // --- Controls ----------------------------------------------------------
+
+  document.querySelectorAll("#thread [data-js]").forEach(function (n) { n.hidden = false; });
+  setRun(runStatus.dataset.status, runError.textContent);
+
+  function answer(li, value) {
+    var id = li.dataset.approval;
+    if (!/^[0-9]+$/.test(id) || li.dataset.answering) return;
+    li.dataset.answering = value;
+    var buttons = li.querySelectorAll("button[data-answer]");
+    buttons.forEach(function (b) { b.disabled = true; });
+    var err = li.querySelector(".approval-error");
+    api("POST", "/api/approvals/" + id, { answer: value }).then(function (res) {
+      if (res.ok) return; // the approval's next event shows the answer
+      delete li.dataset.answering;
+      buttons.forEach(function (b) { b.disabled = false; });
+      if (err) show(err, failure(res, "The answer was not taken"));
+    });
+  }
+
+  function newestPending() {
+    var all = list.querySelectorAll(".approval[data-status=pending]");
+    return all.length ? all[all.length - 1] : null;
+  }
+
+  list.addEventListener("click", function (e) {
+    var b = e.target.closest("button");
+    if (!b || !list.contains(b)) return;
+    if (b.dataset.answer) {
+      var li = b.closest(".approval[data-status=pending]");
+      if (li) answer(li, b.dataset.answer);
+    } else if (b.dataset.fork) {
+      fork(b);
+    }
+  });
+
+  document.addEventListener("keydown", function (e) {
+    if (!canApprove || e.ctrlKey || e.metaKey || e.altKey || e.repeat || e.isComposing) return;
+    var value = keys[e.key];
+    if (!value) return;
+    var li = e.target.closest ? e.target.closest(".approval[data-status=pending]") : null;
+    if (!li) {
+      if (editable(e.target)) return;
+      li = newestPending();
+    }
+    if (!li) return;
+    e.preventDefault();
+    answer(li, value);
+  });
+
+  function fork(b) {
+    var seq = Number(b.dataset.fork);
+    if (!Number.isSafeInteger(seq)) return;
+    b.disabled = true;
+    api("POST", base + "/fork", { seq: seq }).then(function (res) {
+      var id = res.data && res.data.id;
+      if (res.ok && Number.isSafeInteger(id)) {
+        window.location.assign("/threads/" + id);
+        return;
+      }
+      b.disabled = false;
+      show(threadError, failure(res, "The thread was not forked"));
+    });
+  }
+
+  if (form) {
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var text = prompt.value;
+      if (!text.trim()) return;
+      send.disabled = true;
+      show(promptError, "");
+      api("POST", base + "/runs", { prompt: text }).then(function (res) {
+        send.disabled = false;
+        if (res.ok) {
+          prompt.value = "";
+          if (res.data && res.data.status) setRun(res.data.status, res.data.error);
+        } else if (res.status === 409 && res.code === "busy") {
+          show(promptError, "A run is still going: wait for it to end, or cancel it.");
+        } else {
+          show(promptError, failure(res, "The message was not sent"));
+        }
+      });
+    });
+    prompt.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+  }
+
+  if (cancel) {
+    cancel.addEventListener("click", function () {
+      cancel.disabled = true;
+      api("POST", base + "/cancel", {}).then(function (res) {
+        cancel.disabled = false;
+        if (!res.ok) show(promptError, failure(res, "The run was not cancelled"));
+      });
+    });
+  }
+
+  var pendingNow = newestPending();
+  if (pendingNow && canApprove) focusPrompt(pendingNow);
+})();
