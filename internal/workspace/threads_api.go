@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zero-dev/zero/internal/model"
@@ -110,7 +111,7 @@ func (w *Workspace) provider(ctx context.Context, name string) (providers.Provid
 			return p, nil
 		}
 	}
-	return providers.Provider{}, fail(http.StatusBadRequest, "invalid_thread", "there is no model provider %q: the owner adds one on the Model providers page", name)
+	return providers.Provider{}, fail(http.StatusBadRequest, "invalid_thread", "There is no model provider %q: choose one from the list, or the workspace owner adds it on the Model providers page.", name)
 }
 
 func (w *Workspace) createThread(r *http.Request, c *auth.Caller) (any, error) {
@@ -122,28 +123,8 @@ func (w *Workspace) createThread(r *http.Request, c *auth.Caller) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	t, err := w.newThread(r.Context(), c, req.Title, req.Provider, req.Model)
+	t, err := w.makeThread(r.Context(), c, threadForm{Title: strings.TrimSpace(req.Title), Provider: req.Provider, Model: strings.TrimSpace(req.Model)})
 	return t, threadError(err)
-}
-
-// newThread makes a thread on provider's model (its default for ""), and
-// records it.
-func (w *Workspace) newThread(ctx context.Context, c *auth.Caller, title, provider, modelName string) (threads.Thread, error) {
-	p, err := w.provider(ctx, provider)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	if modelName == "" {
-		modelName = p.DefaultModel
-	}
-	if modelName == "" {
-		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "provider %q has no default model: name one", p.Name)
-	}
-	t, err := w.threads.Create(ctx, threads.Thread{Title: title, Provider: p.Name, Model: modelName})
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	return t, w.record(c, "thread.create", threadTarget(t.ID), map[string]string{"provider": p.Name, "model": modelName})
 }
 
 func threadTarget(id int64) string { return "thread:" + strconv.FormatInt(id, 10) }

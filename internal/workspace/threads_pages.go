@@ -121,7 +121,7 @@ func (w *Workspace) showThreads(rw http.ResponseWriter, r *http.Request, c *auth
 func (w *Workspace) newThreadPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	f := threadForm{Title: strings.TrimSpace(r.PostFormValue("title")), Provider: r.PostFormValue("provider"),
 		Model: strings.TrimSpace(r.PostFormValue("model"))}
-	t, err := w.makeThread(r.Context(), f)
+	t, err := w.makeThread(r.Context(), c, f)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 		return w.showThreads(rw, r, c, http.StatusBadRequest, threadsData{Form: f, Problem: ae.Message})
@@ -133,10 +133,10 @@ func (w *Workspace) newThreadPage(rw http.ResponseWriter, r *http.Request, c *au
 	return nil
 }
 
-// makeThread makes a thread of f: its provider named, its model the one
-// typed or else the provider's default. Bad input is a 400 that says what
-// to change.
-func (w *Workspace) makeThread(ctx context.Context, f threadForm) (threads.Thread, error) {
+// makeThread makes a thread of f for c, and records it: its provider
+// named, its model the one typed or else the provider's default. Bad input
+// is a 400 that says what to change.
+func (w *Workspace) makeThread(ctx context.Context, c *auth.Caller, f threadForm) (threads.Thread, error) {
 	if f.Title == "" {
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "Give the thread a title.")
 	}
@@ -147,14 +147,9 @@ func (w *Workspace) makeThread(ctx context.Context, f threadForm) (threads.Threa
 	if len(all) == 0 {
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "There are no model providers yet: the workspace owner adds one on the Model providers page.")
 	}
-	var p *providers.Provider
-	for i := range all {
-		if all[i].Name == f.Provider {
-			p = &all[i]
-		}
-	}
-	if p == nil {
-		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "Choose a provider from the list.")
+	p, err := w.provider(ctx, f.Provider)
+	if err != nil {
+		return threads.Thread{}, err
 	}
 	if f.Model == "" {
 		f.Model = p.DefaultModel
@@ -169,7 +164,10 @@ func (w *Workspace) makeThread(ctx context.Context, f threadForm) (threads.Threa
 	if errors.Is(err, threads.ErrInvalid) {
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "The thread was not made: %s.", strings.TrimPrefix(err.Error(), threads.ErrInvalid.Error()+": "))
 	}
-	return t, err
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	return t, w.record(c, "thread.create", threadTarget(t.ID), map[string]string{"provider": p.Name, "model": f.Model})
 }
 
 // threadData is the conversation page's.

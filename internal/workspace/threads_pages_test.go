@@ -113,7 +113,7 @@ func TestNewThreadForm(t *testing.T) {
 	}{
 		{url.Values{"title": {long}, "provider": {"other"}, "model": {"typed-model"}}, "over 200 bytes", `value="typed-model"`},
 		{url.Values{"title": {""}, "provider": {"local"}, "model": {"typed-model"}}, "Give the thread a title", `value="typed-model"`},
-		{url.Values{"title": {"Kept title"}, "provider": {"nosuch"}}, "Choose a provider", `value="Kept title"`},
+		{url.Values{"title": {"Kept title"}, "provider": {"nosuch"}}, "choose one from the list", `value="Kept title"`},
 		{url.Values{"title": {"Kept title"}, "provider": {"other"}}, "has no default model", `<option value="other" selected>`},
 	} {
 		page := b.mustPage("POST", "/threads/new", tc.form, 400)

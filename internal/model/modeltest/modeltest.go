@@ -27,6 +27,9 @@ type Reply struct {
 	// Wait, when set, is waited for (or the request's end) before the
 	// answer is sent.
 	Wait chan struct{}
+	// Pause, when set, is waited for (or the request's end) after the
+	// first piece of a streamed text, so that a test sees it streaming.
+	Pause chan struct{}
 }
 
 // Call is a tool call of name with arguments args (JSON).
@@ -113,7 +116,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.Stream {
-		stream(w, rep)
+		stream(w, r, rep)
 		return
 	}
 	finish := "stop"
@@ -141,7 +144,7 @@ func (s *Server) refuse(w http.ResponseWriter, why string) {
 // stream writes rep as a provider streams it: the text in two pieces,
 // each call's id and name first and its arguments in two fragments, the
 // finish reason, the usage, and [DONE].
-func stream(w http.ResponseWriter, rep Reply) {
+func stream(w http.ResponseWriter, r *http.Request, rep Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(v any) {
@@ -159,6 +162,13 @@ func stream(w http.ResponseWriter, rep Reply) {
 	if rep.Text != "" {
 		half := len(rep.Text) / 2
 		delta(map[string]any{"content": rep.Text[:half]}, nil)
+		if rep.Pause != nil {
+			select {
+			case <-rep.Pause:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		delta(map[string]any{"content": rep.Text[half:]}, nil)
 	}
 	for i, c := range rep.Calls {

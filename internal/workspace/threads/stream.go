@@ -87,15 +87,22 @@ func (s *Store) Delta(id int64, text string) {
 // every event stored after, as it is, and deltas (named KindDelta, with
 // the id of the last event sent) as they come. A client that sends
 // Last-Event-ID gets the events after it: none is lost and none is sent
-// twice. A comment is sent every Heartbeat. It returns when the client goes
+// twice; without it, ?after=SEQ does the same. A comment is sent every
+// Heartbeat. It returns when the client goes
 // (or ctx ends), or when the client reads too slowly to keep up; the
 // client then comes back with Last-Event-ID.
 func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) error {
 	after := int64(0)
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
+	v, from := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		// A page that showed the events up to a Seq starts after it (an
+		// EventSource sends Last-Event-ID only when it reconnects).
+		v, from = r.URL.Query().Get("after"), "after"
+	}
+	if v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("%w: Last-Event-ID %q is not an event's number", ErrInvalid, v)
+			return fmt.Errorf("%w: %s %q is not an event's number", ErrInvalid, from, v)
 		}
 		after = n
 	}

@@ -20,13 +20,10 @@ type streamed struct {
 	data  string
 }
 
-// readStream reads events from a stream of thread id, sending lastID (if
-// not empty), until stop says so; comments count in beats.
-func readStream(t *testing.T, base string, id int64, lastID string, stop func(streamed) bool) (got []streamed, beats int) {
+// openStream requests the stream at url, sending lastID if not empty.
+func openStream(t *testing.T, ctx context.Context, url, lastID string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+strconv.FormatInt(id, 10), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
@@ -34,6 +31,16 @@ func readStream(t *testing.T, base string, id int64, lastID string, stop func(st
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// readStream reads events from a stream of thread id, sending lastID (if
+// not empty), until stop says so; comments count in beats.
+func readStream(t *testing.T, base string, id int64, lastID string, stop func(streamed) bool) (got []streamed, beats int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res := openStream(t, ctx, base+"/"+strconv.FormatInt(id, 10), lastID)
 	defer res.Body.Close()
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
@@ -146,5 +153,42 @@ func TestStreamDeltasAndHeartbeats(t *testing.T) {
 	req.Header.Set("Last-Event-ID", "x1")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusBadRequest {
 		t.Errorf("a bad Last-Event-ID: %v %v", res.StatusCode, err)
+	}
+}
+
+// TestStreamAfter: without Last-Event-ID, ?after=SEQ starts the stream
+// after that event (a page that showed them); Last-Event-ID, which a
+// reconnecting EventSource sends, wins over it; a bad one is refused.
+func TestStreamAfter(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	th, _ := s.Create(ctx, Thread{Title: "t"})
+	say(t, s, th.ID, 0, "one", "two", "three")
+	base := streamServer(t, s)
+	first := func(query, lastID string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res := openStream(t, ctx, base+"/"+strconv.FormatInt(th.ID, 10)+query, lastID)
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return res.StatusCode, ""
+		}
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				return res.StatusCode, id
+			}
+		}
+		return res.StatusCode, ""
+	}
+	if status, id := first("?after=2", ""); status != 200 || id != "3" {
+		t.Errorf("after=2: %d, first id %q", status, id)
+	}
+	if status, id := first("?after=0", "1"); status != 200 || id != "2" {
+		t.Errorf("Last-Event-ID 1 with after=0: %d, first id %q", status, id)
+	}
+	if status, _ := first("?after=-1", ""); status != http.StatusBadRequest {
+		t.Errorf("after=-1: %d", status)
 	}
 }

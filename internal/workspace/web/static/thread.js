@@ -446,9 +446,9 @@
   }
 
   if (window.EventSource) {
-    // The stream starts at the thread's first event; those the page shows
-    // already are skipped. A reconnect sends Last-Event-ID itself.
-    var es = new EventSource(base + "/events");
+    // The stream starts after the last event the page shows; a reconnect
+    // sends Last-Event-ID itself.
+    var es = new EventSource(base + "/events?after=" + lastSeq);
     setLive("connecting", "Connecting…");
     es.onopen = function () { setLive("live", "Live"); };
     es.onerror = function () {
