@@ -31,7 +31,7 @@ type threadFixture struct {
 	thread string // the thread's id
 }
 
-func newThreadFixture(t *testing.T, stream bool) *threadFixture {
+func newThreadFixture(t testing.TB, stream bool) *threadFixture {
 	ts := start(t, Options{})
 	ms := modeltest.New(t)
 	ts.browser.must("POST", "/api/providers", map[string]any{"name": "local", "base_url": ms.BaseURL(), "default_model": "scripted-1", "stream": stream}, 201, nil)

@@ -13,7 +13,7 @@ import (
 
 // addProvider saves a provider (on loopback, never called) with model as
 // its default.
-func addProvider(t *testing.T, ts *testServer, name, model string) {
+func addProvider(t testing.TB, ts *testServer, name, model string) {
 	t.Helper()
 	p := providers.Provider{Name: name, BaseURL: "http://127.0.0.1:9/v1", DefaultModel: model}
 	if _, err := ts.w.providers.Save(context.Background(), "user:owner", p, providers.Key{}); err != nil {

@@ -41,6 +41,11 @@ func Call(id, name, args string) model.ToolCall {
 // the script it answers "done".
 type Server struct {
 	*httptest.Server
+	// Respond, if set, answers each request instead of the script: for
+	// many conversations at once, each answered by what it holds. It is
+	// called one request at a time.
+	Respond func(model.Request) Reply
+
 	mu       sync.Mutex
 	script   []Reply
 	requests []model.Request
@@ -104,7 +109,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req.Request)
 	rep := Reply{Text: "done"}
-	if len(s.script) > 0 {
+	switch {
+	case s.Respond != nil:
+		rep = s.Respond(req.Request)
+	case len(s.script) > 0:
 		rep, s.script = s.script[0], s.script[1:]
 	}
 	s.mu.Unlock()

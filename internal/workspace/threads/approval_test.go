@@ -8,7 +8,7 @@ import (
 )
 
 // addServer saves a bare server row, as the servers package would.
-func addServer(t *testing.T, s *Store, id int64) {
+func addServer(t testing.TB, s *Store, id int64) {
 	t.Helper()
 	if _, err := s.db.Exec(`INSERT INTO servers (id, name, config, created_at, updated_at) VALUES (?, ?, '{}', '', '')`, id, "srv"+strconv.FormatInt(id, 10)); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,32 @@ var ErrArgs = errors.New("the arguments cannot be used")
 // called with, and what tells two calls with the same arguments apart
 // from others.
 func CheckArgs(schema json.RawMessage, args string) (json.RawMessage, error) {
+	s, err := CompileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return s.Check(args)
+}
+
+// A Schema is a tool's input schema, resolved once for the calls that
+// check their arguments against it.
+type Schema struct{ resolved *jsonschema.Resolved }
+
+// CompileSchema resolves a tool's input schema; remote $refs are refused.
+func CompileSchema(schema json.RawMessage) (*Schema, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("%w: the tool's input schema does not parse: %v", ErrArgs, err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the tool's input schema cannot be used: %v", ErrArgs, err)
+	}
+	return &Schema{resolved}, nil
+}
+
+// Check is CheckArgs against s.
+func (s *Schema) Check(args string) (json.RawMessage, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
@@ -32,19 +58,10 @@ func CheckArgs(schema json.RawMessage, args string) (json.RawMessage, error) {
 	if err := json.Unmarshal([]byte(args), &v); err != nil || v == nil {
 		return nil, fmt.Errorf("%w: they are not one JSON object", ErrArgs)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, fmt.Errorf("%w: the tool's input schema does not parse: %v", ErrArgs, err)
-	}
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the tool's input schema cannot be used: %v", ErrArgs, err)
-	}
-	if err := resolved.Validate(v); err != nil {
+	if err := s.resolved.Validate(v); err != nil {
 		return nil, fmt.Errorf("%w: they do not match the tool's input schema: %v", ErrArgs, err)
 	}
-	canon, err := json.Marshal(v)
-	return canon, err
+	return json.Marshal(v)
 }
 
 // Hints are what a tool's annotations say of it, with a missing hint read

@@ -86,6 +86,8 @@ type Store struct {
 	// anyway).
 	appendMu sync.Mutex
 	beat     time.Duration // Heartbeat, but in tests
+	prepMu   sync.Mutex
+	prepared *appendStmts
 }
 
 // New returns a store on db whose threads' folders are made in dir
@@ -245,65 +247,124 @@ const Last = -1
 
 // Append adds an event to thread id after parent (0: the first of a
 // branch; Last: the thread's last event; else an event of the thread) and
-// returns it with its Seq. The
-// body must be one JSON value, at most MaxEventBody bytes; a message's is
-// the message, whose content is indexed for Search.
+// returns it with its Seq. The body must be one JSON value, at most
+// MaxEventBody bytes; a message's is the message, whose content is indexed
+// for Search.
 func (s *Store) Append(ctx context.Context, id int64, parent int64, kind string, body json.RawMessage) (Event, error) {
-	if kind == "" || len(kind) > 64 {
-		return Event{}, fmt.Errorf("%w: event kind %q", ErrInvalid, kind)
+	out, err := s.appendAll(ctx, id, parent, 0, 0, []Draft{{kind, body}})
+	if err != nil {
+		return Event{}, err
 	}
-	if len(body) > MaxEventBody || !json.Valid(body) {
-		return Event{}, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
+	return out[0], nil
+}
+
+// A Draft is an event to append: its kind and body, as Append takes them.
+type Draft struct {
+	Kind string
+	Body json.RawMessage
+}
+
+// AppendStep appends drafts to thread id after its last event, each after
+// the one before, and adds prompt and completion tokens to its totals, in
+// one transaction: all of it is stored, or none.
+func (s *Store) AppendStep(ctx context.Context, id, prompt, completion int64, drafts ...Draft) ([]Event, error) {
+	return s.appendAll(ctx, id, Last, prompt, completion, drafts)
+}
+
+func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
+	for _, d := range drafts {
+		if d.Kind == "" || len(d.Kind) > 64 {
+			return nil, fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
+		}
+		if len(d.Body) > MaxEventBody || !json.Valid(d.Body) {
+			return nil, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
+		}
+	}
+	st, err := s.appendStatements(ctx) // before the transaction, which may hold the one connection
+	if err != nil {
+		return nil, err
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Event{}, err
+		return nil, err
 	}
 	defer tx.Rollback()
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM thread_events WHERE thread_id = ?`, id).Scan(&last); err != nil {
-		return Event{}, err
+	var (
+		last  int64
+		found bool
+	)
+	if err := tx.StmtContext(ctx, st.last).QueryRowContext(ctx, id, id).Scan(&last, &found); err != nil {
+		return nil, err
 	}
-	if err := exists(ctx, tx, id); err != nil {
-		return Event{}, err
+	if !found {
+		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
 	if parent == Last {
 		parent = last
 	}
 	if parent < 0 || parent > last {
-		return Event{}, fmt.Errorf("%w: parent %d is not an event of thread %d", ErrInvalid, parent, id)
+		return nil, fmt.Errorf("%w: parent %d is not an event of thread %d", ErrInvalid, parent, id)
 	}
 	now := s.now()
-	e := Event{Seq: last + 1, Parent: parent, Kind: kind, Body: body, Created: now}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO thread_events (thread_id, seq, parent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, e.Seq, e.Parent, e.Kind, string(e.Body), stamp(now)); err != nil {
-		return Event{}, err
-	}
-	if text := messageText(kind, body); text != "" {
-		if err := index(ctx, tx, id, e.Seq, text); err != nil {
-			return Event{}, err
+	out := make([]Event, 0, len(drafts))
+	for _, d := range drafts {
+		e := Event{Seq: last + 1, Parent: parent, Kind: d.Kind, Body: d.Body, Created: now}
+		if _, err := tx.StmtContext(ctx, st.insert).ExecContext(ctx, id, e.Seq, e.Parent, e.Kind, string(e.Body), stamp(now)); err != nil {
+			return nil, err
 		}
+		if text := messageText(d.Kind, d.Body); text != "" {
+			if _, err := tx.StmtContext(ctx, st.index).ExecContext(ctx, text, id, e.Seq); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+		last, parent = e.Seq, e.Seq
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, stamp(now), id); err != nil {
-		return Event{}, err
+	if _, err := tx.StmtContext(ctx, st.touch).ExecContext(ctx, stamp(now), prompt, completion, id); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Event{}, err
+		return nil, err
 	}
-	s.hub.publish(id, update{event: &e})
-	return e, nil
+	for i := range out {
+		s.hub.publish(id, update{event: &out[i]})
+	}
+	return out, nil
 }
 
-// exists checks that thread id is there.
-func exists(ctx context.Context, tx *sql.Tx, id int64) error {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM threads WHERE id = ?`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %d", ErrNotFound, id)
+// appendStmts are the statements of an append, prepared once: an append
+// is most of what a run's step costs.
+type appendStmts struct {
+	last, insert, index, touch *sql.Stmt
+}
+
+// appendStatements prepares them, the first time.
+func (s *Store) appendStatements(ctx context.Context) (*appendStmts, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.prepared != nil {
+		return s.prepared, nil
 	}
-	return err
+	var st appendStmts
+	for _, p := range []struct {
+		to  **sql.Stmt
+		sql string
+	}{
+		{&st.last, `SELECT coalesce((SELECT max(seq) FROM thread_events WHERE thread_id = ?), 0), EXISTS (SELECT 1 FROM threads WHERE id = ?)`},
+		{&st.insert, `INSERT INTO thread_events (thread_id, seq, parent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&st.index, `INSERT INTO thread_search (text, thread_id, seq) VALUES (?, ?, ?)`},
+		{&st.touch, `UPDATE threads SET updated_at = ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return nil, err
+		}
+		*p.to = stmt
+	}
+	s.prepared = &st
+	return s.prepared, nil
 }
 
 // messageText is the text of a message event, for the index.

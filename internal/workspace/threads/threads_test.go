@@ -17,7 +17,12 @@ import (
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	dir := t.TempDir()
+	return storeIn(t, t.TempDir())
+}
+
+// storeIn is newStore in dir.
+func storeIn(t testing.TB, dir string) *Store {
+	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(dir, "zero.db"))
 	if err != nil {
 		t.Fatal(err)
