@@ -139,6 +139,14 @@ func (w *Workspace) getThread(r *http.Request, _ *auth.Caller) (any, error) {
 	if err != nil {
 		return nil, threadError(err)
 	}
+	// The run first, then the events: they hold at least what the run's
+	// status says happened.
+	out := map[string]any{"thread": t, "run": nil}
+	if run, ok, err := w.threads.LastRun(ctx, id); err != nil {
+		return nil, err
+	} else if ok {
+		out["run"] = run
+	}
 	events, err := w.threads.Events(ctx, id, 0)
 	if err != nil {
 		return nil, err
@@ -146,12 +154,7 @@ func (w *Workspace) getThread(r *http.Request, _ *auth.Caller) (any, error) {
 	if events == nil {
 		events = []threads.Event{}
 	}
-	out := map[string]any{"thread": t, "events": events, "run": nil}
-	if run, ok, err := w.threads.LastRun(ctx, id); err != nil {
-		return nil, err
-	} else if ok {
-		out["run"] = run
-	}
+	out["events"] = events
 	return out, nil
 }
 
