@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,6 +258,26 @@ func TestThreadHistories(t *testing.T) {
 	msgs := messagesOf(g)
 	if g.Run.Status != threads.Completed || !strings.Contains(msgs[len(msgs)-2].Content, "the call failed") {
 		t.Fatalf("crash: %+v %+v", g.Run, msgs[len(msgs)-2])
+	}
+
+	// A 20 MB result from the real server, through the runtime, is kept
+	// whole in the thread's folder.
+	f.ms.Push(modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("b1", "drifter__big", `{"bytes": 20971520}`)}})
+	before = lastSeq(g)
+	f.run("a big one")
+	answer(f.pending(before), "once")
+	g = f.ended()
+	msgs = messagesOf(g)
+	if big := msgs[len(msgs)-2].Content; g.Run.Status != threads.Completed || len(big) > 4<<10 || !strings.Contains(big, "20971520 bytes") {
+		t.Fatalf("a 20 MB result: %+v, %d bytes in the conversation: %.300s", g.Run, len(big), big)
+	}
+	th := must(f.ts.w.threads.Get(context.Background(), g.Thread.ID))
+	kept, err := filepath.Glob(filepath.Join(th.Dir, threads.ResultsDir, "*"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("kept results: %v %v", kept, err)
+	}
+	if fi, err := os.Stat(kept[0]); err != nil || fi.Size() != 20971520 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the kept result: %v %v", fi, err)
 	}
 
 	f.run("is the history fine?")

@@ -201,7 +201,7 @@ func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Dur
 		if err != nil {
 			return link{}, err
 		}
-		return link{transport: &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}, proc: p}, nil
+		return link{transport: &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin, MaxLineLength: maxFrame}, proc: p}, nil
 	case KindHTTP, KindSSE:
 		u, err := netguard.Options{Schemes: netguard.HTTPSOnly}.CheckURL(s.URL)
 		if err != nil {
@@ -227,6 +227,9 @@ func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Dur
 // Bounds of what a server sends.
 const (
 	maxResponse = 16 << 20 // one http response, or one event on it
+	// maxFrame bounds one message from a stdio server: a result of
+	// MaxResultLimit, with room for its envelope and escapes.
+	maxFrame = MaxResultLimit + 16<<20
 	maxStream   = 1 << 30  // an SSE server's whole event stream, over one run
 	stderrKept  = 256 << 10
 )
