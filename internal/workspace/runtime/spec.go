@@ -229,9 +229,9 @@ const (
 	maxResponse = 16 << 20 // one http response, or one event on it
 	// maxFrame bounds one message from a stdio server: a result of
 	// MaxResultLimit, with room for its envelope and escapes.
-	maxFrame = MaxResultLimit + 16<<20
-	maxStream   = 1 << 30  // an SSE server's whole event stream, over one run
-	stderrKept  = 256 << 10
+	maxFrame   = MaxResultLimit + 16<<20
+	maxStream  = 1 << 30 // an SSE server's whole event stream, over one run
+	stderrKept = 256 << 10
 )
 
 // newClient is the one MCP client the workspace uses; onToolsChanged is
