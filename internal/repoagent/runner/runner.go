@@ -19,7 +19,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"github.com/zero-dev/zero/internal/gitref"
@@ -28,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/repoagent/policy"
@@ -36,7 +35,6 @@ import (
 
 // Limits.
 const (
-	gitTimeout  = 2 * time.Minute
 	checkOutput = 64 << 10 // kept of each check's output
 )
 
@@ -183,15 +181,8 @@ func (r *Repo) NewScratch(ctx context.Context, parent, sha, fetchURL, token stri
 	return s, nil
 }
 
-// authEnv gives git token for an https remote as an HTTP header through
-// its environment, never on the command line.
-func authEnv(url, token string) map[string]string {
-	if token == "" || !strings.HasPrefix(url, "https://") {
-		return nil
-	}
-	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
-	return map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader", "GIT_CONFIG_VALUE_0": header}
-}
+// authEnv gives git token for an https remote (gitsource.AuthEnv).
+func authEnv(url, token string) map[string]string { return gitsource.AuthEnv(url, token) }
 
 // Close removes the scratch clone.
 func (s *Scratch) Close() error {
@@ -351,29 +342,9 @@ func (s *Scratch) Push(ctx context.Context, url, commit, branch, defaultBranch, 
 	return err
 }
 
-// git runs git through spawn with no system or global configuration, no
-// hooks, no prompts and no credential helper.
+// git runs git through gitsource.Run, Zero's one hardened git.
 func git(ctx context.Context, roots *fsroot.Set, dir string, stdin []byte, extra map[string]string, args ...string) ([]byte, error) {
-	env := map[string]string{
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0",
-		"GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false", "GIT_OPTIONAL_LOCKS": "0",
-	}
-	for k, v := range extra {
-		env[k] = v
-	}
-	argv := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "credential.helper=", "-c", "core.fsmonitor=false",
-		"-c", "protocol.ext.allow=never"}, args...)
-	res, err := spawn.Run(ctx, spawn.Cmd{
-		Program: "git", Args: argv, Dir: dir, Roots: roots, Stdin: stdin,
-		Env: envscrub.Spec{Set: env}, Timeout: gitTimeout,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if res.ExitCode != 0 {
-		return res.Stdout, fmt.Errorf("git %s: exit %d: %s", args[0], res.ExitCode, tail(res.Stderr, 500))
-	}
-	return res.Stdout, nil
+	return gitsource.Run(ctx, roots, dir, stdin, extra, args...)
 }
 
 func tail(b []byte, n int) string {
