@@ -38,7 +38,7 @@ func newGitServer(t *testing.T) *gitServer {
 	}
 	g := &gitServer{root: t.TempDir(), token: "tok-7f3e"}
 	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
+		Env:    []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
 		Stderr: io.Discard}
 	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.hits.Add(1)
