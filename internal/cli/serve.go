@@ -3,9 +3,16 @@ package cli
 import (
 	"context"
 	"flag"
+	"net/url"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/zero-dev/zero/internal/gitsource"
+	"github.com/zero-dev/zero/internal/guard/envscrub"
+	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/workspace"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
@@ -32,6 +39,10 @@ and the key that decrypts the secrets.
 One zero serve runs per $ZERO_HOME: it holds $ZERO_HOME/serve.lock, which
 names its URL, and a second one says where the first runs and exits 1.
 
+Skills are added from GitHub (ZERO_GITHUB_URL for another host, such as
+GitHub Enterprise), with the token in GH_TOKEN or GITHUB_TOKEN, or gh's own
+(gh auth token) when gh is installed; it is sent to that host only.
+
 HTTP MCP servers on loopback, private or link-local hosts are refused unless
 their origin is listed in ZERO_ALLOWED_LOCAL_ORIGINS (comma-separated, such
 as https://127.0.0.1:8443), an environment variable zero serve reads when it
@@ -54,8 +65,40 @@ starts. A local https server with a certificate of its own is trusted with
 			if err != nil {
 				return usagef("ZERO_ALLOWED_LOCAL_ORIGINS: %v", err)
 			}
+			githubURL := os.Getenv("ZERO_GITHUB_URL")
+			if githubURL != "" {
+				if _, err := gitsource.CheckBaseURL(githubURL); err != nil {
+					return usagef("ZERO_GITHUB_URL: %v", err)
+				}
+			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
-				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err}, *addr)
+				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
 		},
 	}
+}
+
+// githubToken is the token sent to the skills' git host: GH_TOKEN, else
+// GITHUB_TOKEN, else what gh auth token prints for that host when gh is
+// installed, else none.
+func githubToken(ctx context.Context, home, baseURL string) string {
+	for _, name := range []string{"GH_TOKEN", "GITHUB_TOKEN"} {
+		if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+			return v
+		}
+	}
+	host := "github.com"
+	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
+		host = u.Hostname()
+	}
+	roots, err := fsroot.Open([]string{home})
+	if err != nil {
+		return ""
+	}
+	defer roots.Close()
+	res, err := spawn.Run(ctx, spawn.Cmd{Program: "gh", Args: []string{"auth", "token", "--hostname", host}, Dir: ".", Roots: roots,
+		Env: envscrub.Spec{Pass: []string{"GH_CONFIG_DIR", "XDG_CONFIG_HOME"}}, Timeout: 5 * time.Second, OutputLimit: 4096})
+	if err != nil || res.ExitCode != 0 {
+		return ""
+	}
+	return strings.TrimSpace(string(res.Stdout))
 }

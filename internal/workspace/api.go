@@ -83,6 +83,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("GET /api/audit", w.api(owner, w.listAudit))
 	w.providerRoutes(mux)
 	w.threadRoutes(mux)
+	w.skillRoutes(mux)
 	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
 		return nil, fail(http.StatusNotFound, "not_found", "no such route")
@@ -110,7 +111,7 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 }
 
 func statusOf(r *http.Request) int {
-	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" ||
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" ||
 		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork") {
 		return http.StatusCreated
 	}

@@ -50,6 +50,8 @@ var notices = map[string]string{
 	"provider_saved":   "The provider is saved.",
 	"models_listed":    "The provider's models are listed.",
 	"provider_deleted": "The provider is deleted, with its key.",
+	"skill_added":      "The skill is added, at the commit you reviewed. It stays there: a newer commit means a new preview.",
+	"skill_removed":    "The skill is removed.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -94,6 +96,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /audit", w.page(owner, w.auditPage))
 	w.providerPageRoutes(mux)
 	w.threadPageRoutes(mux)
+	w.skillPageRoutes(mux)
 }
 
 // page wraps a page route in the same gate as the API (check), for

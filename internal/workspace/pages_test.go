@@ -262,7 +262,7 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 	addProvider(t, ts, "local", "m1")
 	addThread(t, ts, "Markup", "user", "hello", "assistant", "hi")
 	pages := map[string]string{}
-	for _, path := range []string{"/servers", "/servers/1", "/servers/2", "/servers/new", "/servers/1/edit", "/tokens", "/users", "/audit", "/signin", "/threads", "/threads/1"} {
+	for _, path := range []string{"/servers", "/servers/1", "/servers/2", "/servers/new", "/servers/1/edit", "/tokens", "/users", "/audit", "/signin", "/threads", "/threads/1", "/skills"} {
 		pages[path] = b.mustPage("GET", path, nil, 200)
 	}
 	pages["review"] = b.mustPage("POST", "/servers/new", url.Values{"name": {"x"}, "kind": {"stdio"}, "command": {"x"}}, 200)

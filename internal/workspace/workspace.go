@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -34,6 +35,7 @@ import (
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
+	"github.com/zero-dev/zero/internal/workspace/skills"
 	"github.com/zero-dev/zero/internal/workspace/store"
 	"github.com/zero-dev/zero/internal/workspace/threads"
 	"github.com/zero-dev/zero/internal/workspace/web"
@@ -45,6 +47,7 @@ const (
 	dbFile      = "zero.db"
 	auditFile   = "audit.log"
 	threadsDir  = "workspace"
+	skillsDir   = "skills"
 )
 
 // serveGCPercent is the collector's percentage in zero serve, as in the
@@ -65,6 +68,11 @@ type Options struct {
 	// GOGC is the GOGC environment variable, as the caller read it. When it
 	// is empty, Serve sets the collector's percentage to serveGCPercent.
 	GOGC string
+	// GitHubURL is where skills come from (ZERO_GITHUB_URL; "" is
+	// github.com), GitHubToken the token sent to it alone (GH_TOKEN,
+	// GITHUB_TOKEN or gh's).
+	GitHubURL   string
+	GitHubToken string
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
@@ -83,6 +91,7 @@ type Workspace struct {
 	endpoint  *endpoint.Endpoint
 	providers *providers.Manager
 	threads   *threads.Store
+	skills    *skills.Manager // skills added from GitHub, under $ZERO_HOME/skills
 	runner    *threads.Runner // the threads' runs
 	// threadLimits bound each run; zero values are the defaults (tests
 	// lower them).
@@ -165,6 +174,10 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		return nil, fmt.Errorf("end the runs of the last start: %w", err)
 	}
 	w.runner = threads.NewRunner(w.threads)
+	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
+		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
+		return nil, fmt.Errorf("open the skills: %w", err)
+	}
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)
 	}
