@@ -426,3 +426,22 @@ func addAndHang(t *testing.T) {
 	}
 	m.Add(context.Background(), "user:owner", pdf, p.Commit, p.SetHash)
 }
+
+// TestAddShareAlike: a share-alike skill can be added; the preview and the
+// provenance say "Share-alike: keep attribution" and the provenance keeps
+// the licence's text.
+func TestAddShareAlike(t *testing.T) {
+	f := newFixture(t)
+	sa := string(licenceText(t, "cc-by-sa-4.0.txt"))
+	f.g.Repo(t, "acme/sa", map[string]string{"s/sa/LICENSE": sa, "s/sa/SKILL.md": "---\nname: sa\ndescription: Shared alike.\n---\nBody.\n"})
+	ctx := context.Background()
+	r := Request{Repo: "acme/sa", Ref: "main", Folder: "s/sa"}
+	p, err := f.m.Preview(ctx, r)
+	if err != nil || !p.Installable() || p.Licence.Class != LicenceShareAlike || p.Licence.Note != "Share-alike: keep attribution" {
+		t.Fatalf("preview: %v %+v", err, p)
+	}
+	prov, err := f.m.Add(ctx, "user:owner", r, p.Commit, p.SetHash)
+	if err != nil || prov.Licence.Note != "Share-alike: keep attribution" || prov.Attribution != sa {
+		t.Errorf("add: %v %+v", err, prov.Licence)
+	}
+}
