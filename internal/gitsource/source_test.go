@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zero-dev/zero/internal/gitsource/gittest"
 )
@@ -182,5 +185,23 @@ func TestSnapshotVerifies(t *testing.T) {
 	s.afterFetch = nil
 	if snap, err := s.Snapshot(ctx, "acme/skills", sha, "skills/pdf"); err == nil {
 		t.Fatalf("a tampered object on the server was taken: %q", snap.Files[0].Data)
+	}
+}
+
+// TestSnapshotTimeout: a host that never answers ends the fetch at the
+// time limit, with its own error.
+func TestSnapshotTimeout(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hang.Close()
+	s := &Source{BaseURL: hang.URL, Limits: Limits{Timeout: time.Second}}
+	start := time.Now()
+	if _, err := s.Resolve(context.Background(), "acme/x", "main"); !errors.Is(err, ErrTimeout) {
+		t.Errorf("a host that hangs: %v", err)
+	}
+	if _, err := s.Snapshot(context.Background(), "acme/x", strings.Repeat("a", 40), "s"); !errors.Is(err, ErrTimeout) {
+		t.Errorf("a snapshot from a host that hangs: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the time limit of 1 s took %s", d)
 	}
 }
