@@ -114,10 +114,11 @@ func markInheritedCloseOnExec() {
 
 // A child is a started process: what its end needs.
 type child struct {
-	cmd   *exec.Cmd
-	ctx   context.Context // its lifetime; done on timeout or cancellation
-	group *group
-	start time.Time
+	cmd    *exec.Cmd
+	ctx    context.Context // its lifetime; done on timeout or cancellation
+	group  *group
+	start  time.Time
+	cgroup *cgroup // with Cmd.Limits: the group it and its children run in
 }
 
 // launch starts the prepared process in its own session and process group.
@@ -148,12 +149,28 @@ func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr i
 	// that escaped the group and holds them open cannot hang the wait.
 	cmd.WaitDelay = waitDelay
 
+	var cg *cgroup
+	if p.limits != nil {
+		var err error
+		if cg, err = newCgroup(*p.limits); err != nil {
+			return nil, err
+		}
+	}
 	markInheritedCloseOnExec()
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	var err error
+	if cg != nil {
+		err = cg.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if cg != nil {
+			cg.close()
+		}
 		return nil, err
 	}
-	return &child{cmd: cmd, ctx: ctx, group: g, start: start}, nil
+	return &child{cmd: cmd, ctx: ctx, group: g, start: start, cgroup: cg}, nil
 }
 
 // wait waits for the child and reports how it ended; the caller fills in the
@@ -170,6 +187,10 @@ func (c *child) wait() (Result, error) {
 	c.group.end(pid, exited)
 	waitErr := c.cmd.Wait()
 	res := Result{Duration: time.Since(c.start)}
+	if c.cgroup != nil {
+		res.MemoryKilled = c.cgroup.memoryKilled()
+		c.cgroup.close() // what left the process group goes too
+	}
 
 	state := c.cmd.ProcessState
 	if state == nil {

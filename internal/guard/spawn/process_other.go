@@ -20,3 +20,9 @@ func (p *prepared) run(context.Context) (Result, error) {
 func (p *prepared) start(context.Context) (*Process, error) {
 	return nil, fmt.Errorf("running processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// LimitsAvailable reports that resource limits cannot be enforced: they
+// are built on Linux cgroups.
+func LimitsAvailable() error {
+	return fmt.Errorf("%w on %s", ErrNoCgroups, runtime.GOOS)
+}

@@ -85,6 +85,11 @@ type Cmd struct {
 	// them, and one the working directory holds (the work directory's
 	// writable bind would cover it). Not used without isolation.
 	ReadOnly []string
+	// Limits, when set, bound the memory, CPU and processes of the child
+	// and everything it starts, under cgroups (v2 where the host has it,
+	// v1 otherwise); where no hierarchy is writable nothing runs and the
+	// error wraps [ErrNoCgroups]. Linux only.
+	Limits *Limits
 	// Expect, when set, is the absolute path Program must resolve to (see
 	// [Resolve]), such as the one a person approved; if it resolves to
 	// anything else, nothing runs and the error wraps [ErrProgramChanged].
@@ -100,6 +105,16 @@ type Result struct {
 	TimedOut                         bool   // killed because Timeout (or ctx's deadline) passed
 	Isolation                        Isolation
 	Duration                         time.Duration
+	// MemoryKilled reports that the kernel killed a process of the child's
+	// group at its memory limit (Cmd.Limits).
+	MemoryKilled bool
+}
+
+// Limits bound a child's resources; a zero field is no limit.
+type Limits struct {
+	MemoryBytes int64 // memory (and swap), in bytes
+	CPUPercent  int   // CPU time, in percent of one CPU
+	Pids        int   // processes and threads at once
 }
 
 var (
@@ -114,6 +129,9 @@ var (
 	// ErrProgramChanged reports a program that resolves to another path
 	// than [Cmd].Expect.
 	ErrProgramChanged = errors.New("program resolves elsewhere")
+	// ErrNoCgroups reports that [Cmd].Limits cannot be enforced here: no
+	// cgroup hierarchy is writable.
+	ErrNoCgroups = errors.New("no writable cgroup hierarchy: resource limits cannot be enforced")
 )
 
 // shellOperators are refused in strict mode, as a whole argument or inside
@@ -156,6 +174,7 @@ type prepared struct {
 	limit     int
 	isolation Isolation
 	readOnly  []string // canonical; shown read-only in the sandbox
+	limits    *Limits
 }
 
 func prepare(c Cmd) (*prepared, error) {
@@ -210,6 +229,7 @@ func prepare(c Cmd) (*prepared, error) {
 		timeout:   c.Timeout,
 		limit:     limit,
 		isolation: iso,
+		limits:    c.Limits,
 	}
 	if iso == Bubblewrap {
 		if p.readOnly, err = readOnlyDirs(c.ReadOnly); err != nil {

@@ -27,6 +27,12 @@ import (
 const mcpServerEnv = "ZERO_SPAWN_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv(hogEnv) == "1":
+		hog()
+	case os.Getenv(forksEnv) == "1":
+		forks()
+	}
 	if os.Getenv(mcpServerEnv) == "1" {
 		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)

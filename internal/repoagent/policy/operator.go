@@ -22,6 +22,65 @@ type Operator struct {
 	// the checks, besides /usr and /etc: a toolchain installed elsewhere
 	// (/opt/go, a pyenv root). Absolute and clean; none by default.
 	SandboxReadOnly []string
+	// CheckLimits bound each check that runs in the container, under
+	// cgroups; default DefaultCheckLimits.
+	CheckLimits Limits
+}
+
+// Limits bound one check's resources in the container.
+type Limits struct {
+	MemoryMiB  int // memory, swap included, in MiB
+	CPUPercent int // CPU time, in percent of one CPU
+	Pids       int // processes and threads at once
+}
+
+// DefaultCheckLimits are the operator's check limits unless set:
+// 2 GiB, two CPUs, 1024 processes.
+var DefaultCheckLimits = Limits{MemoryMiB: 2048, CPUPercent: 200, Pids: 1024}
+
+// Bounds of the operator's check limits.
+var (
+	MinCheckLimits = Limits{MemoryMiB: 16, CPUPercent: 1, Pids: 8}
+	MaxCheckLimits = Limits{MemoryMiB: 1 << 20, CPUPercent: 12800, Pids: 1 << 16}
+)
+
+// limits reads a limits mapping over base; name is its field, for errors.
+func (f *limitsFile) limits(base Limits, name string) (Limits, error) {
+	for _, l := range []struct {
+		name     string
+		v        *floatField
+		to       *int
+		min, max int
+	}{
+		{"memoryMiB", f.MemoryMiB, &base.MemoryMiB, MinCheckLimits.MemoryMiB, MaxCheckLimits.MemoryMiB},
+		{"cpuPercent", f.CPUPercent, &base.CPUPercent, MinCheckLimits.CPUPercent, MaxCheckLimits.CPUPercent},
+		{"pids", f.Pids, &base.Pids, MinCheckLimits.Pids, MaxCheckLimits.Pids},
+	} {
+		if l.v == nil {
+			continue
+		}
+		n := float64(*l.v)
+		if n != float64(int(n)) || int(n) < l.min || int(n) > l.max {
+			return Limits{}, fmt.Errorf("%s.%s %v: want a whole number from %d to %d", name, l.name, n, l.min, l.max)
+		}
+		*l.to = int(n)
+	}
+	return base, nil
+}
+
+// LimitsFor returns the limits of p's checks: the operator's, each lowered
+// to p's runner.limits where that is lower; a repository never raises one.
+func (o Operator) LimitsFor(p Repo) Limits {
+	l := o.CheckLimits
+	lower := func(to *int, v int) {
+		if v > 0 && v < *to {
+			*to = v
+		}
+	}
+	lower(&l.MemoryMiB, p.Runner.Limits.MemoryMiB)
+	lower(&l.CPUPercent, p.Runner.Limits.CPUPercent)
+	lower(&l.Pids, p.Runner.Limits.Pids)
+	return l
 }
 
 // Bounds of the operator's checkTimeout.
@@ -49,7 +108,7 @@ var eventKinds = []string{"pull_request", "push", "issue", "issue_comment"}
 // repository enabled, checks cut after DefaultCheckTimeout, and nothing
 // shown to the container beyond /usr and /etc.
 func DefaultOperator() Operator {
-	return Operator{Ceiling: Observe, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout}
+	return Operator{Ceiling: Observe, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, CheckLimits: DefaultCheckLimits}
 }
 
 // The decoding form of the operator's file: nil is absent.
@@ -61,6 +120,12 @@ type (
 		Repositories []operatorRepoFile   `yaml:"repositories"`
 		CheckTimeout *stringField         `yaml:"checkTimeout"`
 		ReadOnly     *[]stringField       `yaml:"sandboxReadOnly"`
+		CheckLimits  *limitsFile          `yaml:"checkLimits"`
+	}
+	limitsFile struct {
+		MemoryMiB  *floatField `yaml:"memoryMiB"`
+		CPUPercent *floatField `yaml:"cpuPercent"`
+		Pids       *floatField `yaml:"pids"`
 	}
 	operatorRepoFile struct {
 		Name   *stringField `yaml:"name"`
@@ -87,7 +152,7 @@ const (
 // A remote is [A-Za-z0-9._-]+, not starting with "-" or ".", without "..",
 // not ending in ".lock".
 func ParseOperator(data []byte) (Operator, error) {
-	empty, err := readDocument(data, "ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly")
+	empty, err := readDocument(data, "ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly, checkLimits")
 	if err != nil || empty {
 		return DefaultOperator(), err
 	}
@@ -129,6 +194,12 @@ func (f operatorFile) operator() (Operator, error) {
 			return Operator{}, fmt.Errorf("checkTimeout %s: want a duration from %v to %v, like 10m", quoteShort(string(*f.CheckTimeout)), MinCheckTimeout, MaxCheckTimeout)
 		}
 		o.CheckTimeout = d
+	}
+	if f.CheckLimits != nil {
+		var err error
+		if o.CheckLimits, err = f.CheckLimits.limits(o.CheckLimits, "checkLimits"); err != nil {
+			return Operator{}, err
+		}
 	}
 	if f.ReadOnly != nil {
 		if len(*f.ReadOnly) > MaxSandboxReadOnly {
@@ -277,11 +348,13 @@ func (o Operator) MarshalYAML() (any, error) {
 		Repositories    []repo            `yaml:"repositories,omitempty"`
 		CheckTimeout    string            `yaml:"checkTimeout"`
 		SandboxReadOnly []string          `yaml:"sandboxReadOnly,omitempty"`
+		CheckLimits     map[string]int    `yaml:"checkLimits"`
 	}
 	if !o.Ceiling.valid() {
 		return nil, fmt.Errorf("marshal operator: ceiling %v is not a mode", o.Ceiling)
 	}
-	f := file{Ceiling: o.Ceiling.String(), Isolation: o.Isolation, CheckTimeout: o.CheckTimeout.String(), SandboxReadOnly: o.SandboxReadOnly}
+	f := file{Ceiling: o.Ceiling.String(), Isolation: o.Isolation, CheckTimeout: o.CheckTimeout.String(), SandboxReadOnly: o.SandboxReadOnly,
+		CheckLimits: map[string]int{"memoryMiB": o.CheckLimits.MemoryMiB, "cpuPercent": o.CheckLimits.CPUPercent, "pids": o.CheckLimits.Pids}}
 	for kind, m := range o.EventModes {
 		if !m.valid() {
 			return nil, fmt.Errorf("marshal operator: event mode %v is not a mode", m)

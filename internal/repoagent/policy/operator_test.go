@@ -24,6 +24,9 @@ repositories:
     remote: upstream
 checkTimeout: 20m
 sandboxReadOnly: [/opt/go, /root/.pyenv]
+checkLimits:
+  memoryMiB: 512
+  pids: 64
 `
 
 // repos builds an operator file listing repositories, one "name path"
@@ -57,20 +60,24 @@ var operatorCases = []operatorCase{
 		},
 		CheckTimeout:    20 * time.Minute,
 		SandboxReadOnly: []string{"/opt/go", "/root/.pyenv"},
+		CheckLimits:     Limits{MemoryMiB: 512, CPUPercent: DefaultCheckLimits.CPUPercent, Pids: 64},
 	}},
 	{name: "empty", in: "", want: DefaultOperator()},
 	{name: "comments", in: "# operator\n", want: DefaultOperator()},
-	{name: "ceiling only", in: "ceiling: autonomous\n", want: Operator{Ceiling: Autonomous, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout}},
-	{name: "container only", in: "isolation: [container]\n", want: Operator{Isolation: []string{Container}, CheckTimeout: DefaultCheckTimeout}},
-	{name: "sibling paths", in: repos("a/b /srv/a", "a/c /srv/ab", "a/d /srv/a-b"), want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
+	{name: "ceiling only", in: "ceiling: autonomous\n", want: Operator{Ceiling: Autonomous, Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, CheckLimits: DefaultCheckLimits}},
+	{name: "container only", in: "isolation: [container]\n", want: Operator{Isolation: []string{Container}, CheckTimeout: DefaultCheckTimeout, CheckLimits: DefaultCheckLimits}},
+	{name: "sibling paths", in: repos("a/b /srv/a", "a/c /srv/ab", "a/d /srv/a-b"), want: Operator{Isolation: []string{Local}, CheckLimits: DefaultCheckLimits, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
 		{Name: "a/b", Path: "/srv/a", Remote: "origin"}, {Name: "a/c", Path: "/srv/ab", Remote: "origin"}, {Name: "a/d", Path: "/srv/a-b", Remote: "origin"},
 	}}},
-	{name: "dotted names", in: repos("my.org/my_repo-2.go /x"), want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
+	{name: "dotted names", in: repos("my.org/my_repo-2.go /x"), want: Operator{Isolation: []string{Local}, CheckLimits: DefaultCheckLimits, CheckTimeout: DefaultCheckTimeout, Repositories: []OperatorRepo{
 		{Name: "my.org/my_repo-2.go", Path: "/x", Remote: "origin"},
 	}}},
-	{name: "check timeout", in: "checkTimeout: 90s\n", want: Operator{Isolation: []string{Local}, CheckTimeout: 90 * time.Second}},
-	{name: "check timeout bounds", in: "checkTimeout: 1h\n", want: Operator{Isolation: []string{Local}, CheckTimeout: time.Hour}},
-	{name: "read-only binds", in: "sandboxReadOnly: [/usr/local/go]\n", want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, SandboxReadOnly: []string{"/usr/local/go"}}},
+	{name: "check timeout", in: "checkTimeout: 90s\n", want: Operator{Isolation: []string{Local}, CheckLimits: DefaultCheckLimits, CheckTimeout: 90 * time.Second}},
+	{name: "check timeout bounds", in: "checkTimeout: 1h\n", want: Operator{Isolation: []string{Local}, CheckLimits: DefaultCheckLimits, CheckTimeout: time.Hour}},
+	{name: "check limits", in: "checkLimits: {memoryMiB: 64, cpuPercent: 50, pids: 16}\n", want: Operator{Isolation: []string{Local}, CheckTimeout: DefaultCheckTimeout, CheckLimits: Limits{MemoryMiB: 64, CPUPercent: 50, Pids: 16}}},
+	{name: "check limits out of bounds", in: "checkLimits: {memoryMiB: 8}\n", err: "checkLimits.memoryMiB 8: want a whole number from 16"},
+	{name: "check limits not whole", in: "checkLimits: {pids: 9.5}\n", err: "checkLimits.pids 9.5"},
+	{name: "read-only binds", in: "sandboxReadOnly: [/usr/local/go]\n", want: Operator{Isolation: []string{Local}, CheckLimits: DefaultCheckLimits, CheckTimeout: DefaultCheckTimeout, SandboxReadOnly: []string{"/usr/local/go"}}},
 
 	{name: "check timeout short", in: "checkTimeout: 500ms\n", err: `checkTimeout "500ms": want a duration from 1s to 1h0m0s`},
 	{name: "check timeout long", in: "checkTimeout: 2h\n", err: "want a duration"},
@@ -132,7 +139,7 @@ var operatorCases = []operatorCase{
 	{name: "webhook secret", in: "webhookSecret: x\n", is: ErrEndpointOrCredential},
 	{name: "alias", in: "ceiling: &c fix\neventModes: {push: *c}\n", err: "anchors and aliases"},
 	{name: "two documents", in: "ceiling: fix\n---\nceiling: observe\n", err: "more than one YAML document"},
-	{name: "not a mapping", in: "[fix]\n", err: "must be a mapping of fields (ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly)"},
+	{name: "not a mapping", in: "[fix]\n", err: "must be a mapping of fields (ceiling, isolation, eventModes, repositories, checkTimeout, sandboxReadOnly, checkLimits)"},
 	{name: "too large", in: "# " + strings.Repeat("x", MaxSize), is: ErrTooLarge},
 }
 
@@ -229,6 +236,28 @@ func TestOperatorRoundTrip(t *testing.T) {
 		}
 		if diff := cmp.Diff(o, back); diff != "" {
 			t.Errorf("round trip of\n%s(-want +got):\n%s", out, diff)
+		}
+	}
+}
+
+// TestLimitsFor: a repository's runner.limits lower the operator's check
+// limits, field by field, and never raise them; bad values are refused.
+func TestLimitsFor(t *testing.T) {
+	o := DefaultOperator()
+	o.CheckLimits = Limits{MemoryMiB: 1024, CPUPercent: 100, Pids: 256}
+	r, err := ParseRepo([]byte("runner:\n  limits: {memoryMiB: 512, cpuPercent: 400}\n"), func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.LimitsFor(r); got != (Limits{MemoryMiB: 512, CPUPercent: 100, Pids: 256}) {
+		t.Errorf("limits: %+v", got)
+	}
+	if got := o.LimitsFor(Default()); got != o.CheckLimits {
+		t.Errorf("without runner.limits: %+v", got)
+	}
+	for _, bad := range []string{"runner:\n  limits: {memoryMiB: 1}\n", "runner:\n  limits: {pids: -3}\n", "runner:\n  limits: {disk: 5}\n"} {
+		if _, err := ParseRepo([]byte(bad), func(string) bool { return true }); err == nil {
+			t.Errorf("%q was taken", bad)
 		}
 	}
 }

@@ -46,6 +46,9 @@ type Autofix struct {
 // Runner says where the repository's checks should run.
 type Runner struct {
 	Isolation string // Local or Container
+	// Limits may lower the operator's check limits (Operator.LimitsFor),
+	// never raise them; a zero field leaves the operator's.
+	Limits Limits
 }
 
 // Default is the policy of a repository without .agent-zero.yml: observe,
@@ -76,6 +79,7 @@ type (
 	}
 	runnerFile struct {
 		Isolation *stringField `yaml:"isolation"`
+		Limits    *limitsFile  `yaml:"limits"`
 	}
 )
 
@@ -165,6 +169,12 @@ func (f repoFile) repo(knownRisk func(string) bool) (Repo, error) {
 		}
 		r.Runner.Isolation = iso
 	}
+	if f.Runner != nil && f.Runner.Limits != nil {
+		var err error
+		if r.Runner.Limits, err = f.Runner.Limits.limits(Limits{}, "runner.limits"); err != nil {
+			return Repo{}, err
+		}
+	}
 	return r, nil
 }
 
@@ -207,8 +217,14 @@ func (r Repo) MarshalYAML() (any, error) {
 		AllowedChangeRisks []string `yaml:"allowedChangeRisks,omitempty"`
 		RequireIsolated    bool     `yaml:"requireIsolated"`
 	}
+	type limits struct {
+		MemoryMiB  int `yaml:"memoryMiB,omitempty"`
+		CPUPercent int `yaml:"cpuPercent,omitempty"`
+		Pids       int `yaml:"pids,omitempty"`
+	}
 	type runner struct {
 		Isolation string `yaml:"isolation"`
+		Limits    limits `yaml:"limits,omitempty"`
 	}
 	type file struct {
 		Mode    string     `yaml:"mode"`
@@ -220,6 +236,6 @@ func (r Repo) MarshalYAML() (any, error) {
 		Mode:    r.Mode.String(),
 		Autofix: autofix(r.Autofix),
 		Checks:  r.Checks,
-		Runner:  runner(r.Runner),
+		Runner:  runner{Isolation: r.Runner.Isolation, Limits: limits(r.Runner.Limits)},
 	}, nil
 }

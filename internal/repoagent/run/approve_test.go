@@ -103,7 +103,7 @@ func requireBwrap(t *testing.T) {
 	t.Helper()
 	if err := runner.IsolationAvailable(); err != nil {
 		if os.Getenv("ZERO_REQUIRE_BWRAP") != "" {
-			t.Fatalf("bubblewrap is required: %v", err)
+			t.Fatalf("container isolation (bubblewrap, and cgroups for its limits) is required: %v", err)
 		}
 		t.Skip(err)
 	}

@@ -79,7 +79,8 @@ func (t *task) runChecks(ctx context.Context, dir string, f *policy.Facts) (runn
 	t.paths = append(t.paths, dir)
 	o := t.o.Operator
 	contained := policy.NeedsIsolation(t.policy, f.Mode, f.Work)
-	c, err := runner.RunChecks(ctx, dir, t.policy.Checks, runner.CheckOptions{Contained: contained, Timeout: o.CheckTimeout, ReadOnly: o.SandboxReadOnly})
+	c, err := runner.RunChecks(ctx, dir, t.policy.Checks, runner.CheckOptions{Contained: contained, Timeout: o.CheckTimeout, ReadOnly: o.SandboxReadOnly,
+		Limits: o.LimitsFor(t.policy)})
 	red := t.redactor()
 	for i := range c.Results {
 		c.Results[i].Output = red.String(c.Results[i].Output)
@@ -268,6 +269,9 @@ func checkLines(c runner.Checks) []string {
 	}
 	r := c.Results[len(c.Results)-1]
 	lines := []string{fmt.Sprintf("check %s exited %d (isolation %s); the end of its output:", argvString(r.Argv), r.ExitCode, c.Isolation)}
+	if r.MemoryKilled {
+		lines[0] = fmt.Sprintf("check %s was killed at the memory limit (isolation %s), which is not a failing test; the end of its output:", argvString(r.Argv), c.Isolation)
+	}
 	out := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
 	if len(out) > maxOutputLines {
 		out = out[len(out)-maxOutputLines:]

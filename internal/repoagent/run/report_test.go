@@ -233,3 +233,35 @@ func TestInterruptedRunsSaySo(t *testing.T) {
 		t.Errorf("within the timeout: %s %v %v", rep.Outcome, rep.Reason, err)
 	}
 }
+
+// TestCheckKilledAtMemoryLimit: a contained check that goes past its
+// memory limit (tail of /dev/zero reads one endless line) ends
+// refused_checks_failed, and the report says it was killed at the memory
+// limit, not that a test failed. The limit is the operator's, lowered by
+// .agent-zero.yml's runner.limits, never raised by it.
+func TestCheckKilledAtMemoryLimit(t *testing.T) {
+	requireBwrap(t)
+	for _, c := range []struct {
+		name     string
+		operator int // MiB
+		repo     string
+	}{
+		{"the operator's limit, which the repository cannot raise", 64, "  limits: {memoryMiB: 4096}\n"},
+		{"the operator's default, lowered by the repository", policy.DefaultCheckLimits.MemoryMiB, "  limits: {memoryMiB: 64}\n"},
+	} {
+		pol := strings.Replace(fixPolicy, "[grep, -q, hello, README.md]", "[tail, /dev/zero]", 1) + "runner:\n  isolation: container\n" + c.repo
+		op := operatorWith(policy.Autonomous, policy.Local, policy.Container)
+		op.CheckLimits.MemoryMiB = c.operator
+		e := setup(t, pol)
+		m, _ := newModel(t, answer(fixReadme, 0.99))
+		rep, err := Run(context.Background(), e.options(m, op, nil, policy.Fix))
+		if err != nil || rep.Outcome != policy.RefusedChecksFailed || rep.Code != record.ChecksFailed {
+			t.Fatalf("%s: %s %s %v", c.name, rep.Outcome, rep.Code, err)
+		}
+		var out strings.Builder
+		rep.Write(&out)
+		if !strings.Contains(out.String(), "was killed at the memory limit") {
+			t.Errorf("%s: the report:\n%s", c.name, out.String())
+		}
+	}
+}

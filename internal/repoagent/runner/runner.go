@@ -359,8 +359,11 @@ func tail(b []byte, n int) string {
 type CheckResult struct {
 	Argv     []string
 	ExitCode int
-	TimedOut bool   // the check ran past its timeout and was killed
-	Output   string // the end of stdout and stderr, for the report
+	TimedOut bool // the check ran past its timeout and was killed
+	// MemoryKilled: the kernel killed the check at its memory limit
+	// (CheckOptions.Limits), which is not a failing test.
+	MemoryKilled bool
+	Output       string // the end of stdout and stderr, for the report
 }
 
 // Checks is what running a repository's checks established.
@@ -377,6 +380,12 @@ type CheckOptions struct {
 	Contained bool          // in a bubblewrap sandbox, never falling back
 	Timeout   time.Duration // each check's; 0 means policy.DefaultCheckTimeout
 	ReadOnly  []string      // with Contained: more host directories shown read-only (spawn.Cmd.ReadOnly)
+	// Limits, with Contained, bound each check's memory, CPU and
+	// processes under cgroups (the operator's checkLimits, never zero);
+	// where they cannot be enforced no check runs and the error wraps
+	// ErrIsolationUnavailable. The zero value sets none (tests of the
+	// sandbox alone).
+	Limits policy.Limits
 }
 
 var (
@@ -390,7 +399,15 @@ var (
 
 // IsolationAvailable reports whether the container isolation runs here:
 // nil, or an error wrapping ErrIsolationUnavailable that says why.
-func IsolationAvailable() error { return spawn.IsolationAvailable() }
+func IsolationAvailable() error {
+	if err := spawn.IsolationAvailable(); err != nil {
+		return err
+	}
+	if err := spawn.LimitsAvailable(); err != nil {
+		return fmt.Errorf("%w: %v", ErrIsolationUnavailable, err)
+	}
+	return nil
+}
 
 // RunChecks runs each check (an argv) in dir, in strict mode, with only
 // the safe default environment, and stops at the first failure. When ctx
@@ -420,8 +437,14 @@ func RunChecks(ctx context.Context, dir string, checks [][]string, o CheckOption
 		}
 		if o.Contained {
 			cmd.ReadOnly = o.ReadOnly
+			if o.Limits != (policy.Limits{}) {
+				cmd.Limits = &spawn.Limits{MemoryBytes: int64(o.Limits.MemoryMiB) << 20, CPUPercent: o.Limits.CPUPercent, Pids: o.Limits.Pids}
+			}
 		}
 		res, err := spawn.Run(ctx, cmd)
+		if errors.Is(err, spawn.ErrNoCgroups) {
+			return out, fmt.Errorf("check %q: %w: %v", argv[0], ErrIsolationUnavailable, err)
+		}
 		if err != nil {
 			return out, fmt.Errorf("check %q: %w", argv[0], err)
 		}
@@ -432,7 +455,8 @@ func RunChecks(ctx context.Context, dir string, checks [][]string, o CheckOption
 		if res.Isolation != isolation {
 			return out, fmt.Errorf("check %q ran with isolation %q, not %q", argv[0], res.Isolation, isolation)
 		}
-		r := CheckResult{Argv: argv, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: tail(append(res.Stdout, res.Stderr...), 2000)}
+		r := CheckResult{Argv: argv, ExitCode: res.ExitCode, TimedOut: res.TimedOut, MemoryKilled: res.MemoryKilled,
+			Output: tail(append(res.Stdout, res.Stderr...), 2000)}
 		out.Results = append(out.Results, r)
 		if res.ExitCode != 0 || res.TimedOut {
 			out.Passed, out.TimedOut = false, res.TimedOut

@@ -306,3 +306,25 @@ func TestContainedChecksSeeReadOnlyDirs(t *testing.T) {
 		t.Errorf("with the directory: %+v %v", res, err)
 	}
 }
+
+// TestContainedChecksLimited: a contained check that goes past the memory
+// limit is killed by the kernel, and the result says so: it did not pass,
+// and it is not a failing test.
+func TestContainedChecksLimited(t *testing.T) {
+	if err := IsolationAvailable(); err != nil {
+		t.Skipf("no container isolation here: %v", err)
+	}
+	dir := t.TempDir()
+	res, err := RunChecks(context.Background(), dir, [][]string{{"tail", "/dev/zero"}},
+		CheckOptions{Contained: true, Limits: policy.Limits{MemoryMiB: 64, CPUPercent: 100, Pids: 32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Passed || len(res.Results) != 1 || !res.Results[0].MemoryKilled || res.Results[0].TimedOut {
+		t.Fatalf("a check over its memory limit: %+v", res)
+	}
+	res, err = RunChecks(context.Background(), dir, [][]string{{"true"}}, CheckOptions{Contained: true, Limits: policy.DefaultCheckLimits})
+	if err != nil || !res.Passed || res.Results[0].MemoryKilled {
+		t.Fatalf("a check under its limits: %+v %v", res, err)
+	}
+}
