@@ -21,8 +21,9 @@ const moduleRoot = "../.."
 
 // restricted lists imports that only one package may use, outside tests.
 var restricted = map[string]string{
-	"os/exec":            "internal/guard/spawn", // the one execution boundary
-	"modernc.org/sqlite": "internal/sqlitedb",    // the one database driver user
+	"os/exec":                        "internal/guard/spawn", // the one execution boundary
+	"modernc.org/sqlite":             "internal/database",    // the one database package
+	"github.com/jackc/pgx/v5/stdlib": "internal/database",
 }
 
 // testSupportMay lists the restricted imports that a test-support package
@@ -195,7 +196,7 @@ func TestRestrictedImportsRule(t *testing.T) {
 		{"imported by nothing", []goFile{file("cmd/tool", false, "os/exec")},
 			[]string{"cmd/tool imports os/exec; only internal/guard/spawn may"}},
 		{"only os/exec", []goFile{file("internal/testfix", false, "modernc.org/sqlite"), file("internal/a", true, m+"/internal/testfix")},
-			[]string{"internal/testfix imports modernc.org/sqlite; only internal/sqlitedb may"}},
+			[]string{"internal/testfix imports modernc.org/sqlite; only internal/database may"}},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, restrictedUses(tc.files, m)); diff != "" {

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zero-dev/zero/internal/sqlitedb"
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // LedgerRetention is how long a webhook delivery's key is remembered: more
@@ -51,7 +51,7 @@ func Open(ctx context.Context, dir string) (*State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "agent.db"), migrations)
+	db, err := database.OpenSQLite(ctx, filepath.Join(dir, "agent.db"), migrations)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/zero-dev/zero/internal/database/databasetest"
 )
 
 // TestLedger: a delivery key is fresh once, a replay within the retention
@@ -62,4 +64,11 @@ func TestHeldApprovedOnce(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("agent.db mode %v", fi.Mode().Perm())
 	}
+}
+
+// TestMigrationsOnBothDatabases: every migration of Agent Zero's state
+// runs on SQLite and on PostgreSQL, and both end with the same tables and
+// columns.
+func TestMigrationsOnBothDatabases(t *testing.T) {
+	databasetest.SameSchema(t, migrations)
 }

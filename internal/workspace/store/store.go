@@ -1,5 +1,5 @@
 // Package store owns the workspace's database schema: it opens the SQLite
-// file under $ZERO_HOME through package sqlitedb, migrates it to the
+// file under $ZERO_HOME through package database, migrates it to the
 // current schema at start, and hands out a *sql.DB. Everything else speaks
 // database/sql, so another engine (Postgres, say) can take its place.
 package store
@@ -8,7 +8,7 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/zero-dev/zero/internal/sqlitedb"
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // migrations are applied in order; migrations[i] takes the schema from
@@ -209,10 +209,10 @@ var migrations = []string{
 }
 
 // Open opens (creating it if need be) the database file at path and
-// migrates it to the current schema (see package sqlitedb: a new file is
+// migrates it to the current schema (see package database: a new file is
 // its owner's only).
 func Open(ctx context.Context, path string) (*sql.DB, error) {
-	return sqlitedb.Open(ctx, path, migrations)
+	return database.OpenSQLite(ctx, path, migrations)
 }
 
 // Version is the schema version Open migrates to.

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zero-dev/zero/internal/sqlitedb"
+	"github.com/zero-dev/zero/internal/database"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 )
 
 func TestOpenMigratesOnceAndKeepsData(t *testing.T) {
@@ -92,7 +93,7 @@ func TestFilesArePrivate(t *testing.T) {
 func TestMigrationKeepsDuplicateTokens(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "zero.db")
-	old, err := sqlitedb.Open(ctx, path, migrations[:2])
+	old, err := database.OpenSQLite(ctx, path, migrations[:2])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,5 +125,26 @@ func TestMigrationKeepsDuplicateTokens(t *testing.T) {
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at) VALUES (1, 'agent', 'h4', 'now')`); err == nil {
 		t.Error("a duplicate token name was accepted")
+	}
+}
+
+// TestMigrationsOnBothDatabases: every migration of the workspace runs on
+// SQLite and on PostgreSQL (the dialect's rewrites, database.ForPostgres),
+// and both end with the same tables and columns; on PostgreSQL a thread id
+// is assigned as SQLite assigns it, and the search table takes a row.
+func TestMigrationsOnBothDatabases(t *testing.T) {
+	_, pg := databasetest.SameSchema(t, migrations)
+	ctx := context.Background()
+	var id int64
+	if err := pg.QueryRowContext(ctx, `INSERT INTO threads (title, runtime, provider, model, created_at, updated_at)
+		VALUES ('t', 'host', 'p', 'm', '', '') RETURNING id`).Scan(&id); err != nil || id != 1 {
+		t.Fatalf("a thread on PostgreSQL: %d %v", id, err)
+	}
+	if _, err := pg.ExecContext(ctx, `INSERT INTO thread_search (text, thread_id, seq) VALUES ('hello world', $1, 0)`, id); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pg.QueryRowContext(ctx, `SELECT count(*) FROM thread_search WHERE to_tsvector('simple', text) @@ plainto_tsquery('simple', 'hello')`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("search on PostgreSQL: %d %v", n, err)
 	}
 }

@@ -1,11 +1,4 @@
-// Package testpg starts a throwaway PostgreSQL cluster for a test: initdb
-// in a new temporary folder, the server on a Unix socket there (no TCP),
-// without fsync, stopped and removed when the test ends. As root it runs
-// as the postgres user that Debian's package makes (PostgreSQL refuses
-// root). Without PostgreSQL the test is skipped, or fails when
-// ZERO_REQUIRE_POSTGRES is set (scripts/test sets it). Only tests import
-// it.
-package testpg
+package databasetest
 
 import (
 	"fmt"
@@ -36,9 +29,14 @@ func bin() (string, error) {
 	return "", fmt.Errorf("no PostgreSQL under /usr/lib/postgresql (Debian's postgresql package installs it)")
 }
 
-// New starts a cluster for t and returns its DSN (the postgres database,
-// as the postgres user, over the socket).
-func New(t testing.TB) string {
+// Postgres starts a throwaway PostgreSQL cluster for t and returns its DSN
+// (the postgres database, as the postgres user, over the socket): initdb in
+// a new temporary folder, the server on a Unix socket there (no TCP),
+// without fsync, stopped and removed when the test ends. As root it runs as
+// the postgres user that Debian's package makes (PostgreSQL refuses root).
+// Without PostgreSQL the test is skipped, or fails when
+// ZERO_REQUIRE_POSTGRES is set (scripts/test sets it).
+func Postgres(t testing.TB) string {
 	t.Helper()
 	pgbin, err := bin()
 	if err != nil {

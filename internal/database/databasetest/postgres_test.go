@@ -1,4 +1,4 @@
-package testpg_test
+package databasetest_test
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/zero-dev/zero/internal/testpg"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 )
 
-// TestNew: the cluster starts, takes a connection through pgx over its
+// TestPostgres: the cluster starts, takes a connection through pgx over its
 // socket, stores and returns a row.
-func TestNew(t *testing.T) {
-	db, err := sql.Open("pgx", testpg.New(t))
+func TestPostgres(t *testing.T) {
+	db, err := sql.Open("pgx", databasetest.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}
