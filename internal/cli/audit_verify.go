@@ -7,14 +7,16 @@ import (
 	"path/filepath"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 )
 
 func auditVerifyCommand() *Command {
 	fs := flag.NewFlagSet("zero audit verify", flag.ContinueOnError)
 	file := fs.String("file", "", "the audit log `FILE` (default $ZERO_HOME/audit.log)")
+	dsn := fs.String("database", "", "check the chain kept in the PostgreSQL database `URL` instead (postgres://...)")
 	return &Command{
 		Name:      "verify",
-		UsageLine: "audit verify [--file FILE]",
+		UsageLine: "audit verify [--file FILE | --database URL]",
 		Short:     "check the audit log's hash chain and its head file",
 		Long: `Audit verify walks the hash-chained audit log ($ZERO_HOME/audit.log unless
 --file names another) and checks every record's hash, the chain, the sequence
@@ -24,14 +26,34 @@ names pass when they chain from it: they were written by batched appends (tool
 calls) not yet flushed, because zero serve is running or stopped before its
 flush, and it says so.
 
+With --database, the chain is the one kept in a PostgreSQL database's
+audit_records table (several replicas share it): every record's hash, the
+chain and the sequence numbers are checked the same way.
+
 The log is tamper-evident, not tamper-proof: someone who can rewrite both the
 log and its head file can forge a consistent log, and anyone who can write the
 log can add or remove records after the head's.
 `,
 		Flag: fs,
-		Run: func(_ context.Context, stdio Stdio, args []string) error {
+		Run: func(ctx context.Context, stdio Stdio, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
+			}
+			if *dsn != "" {
+				if *file != "" {
+					return usagef("--file and --database name two logs: give one")
+				}
+				db, err := database.OpenPostgres(ctx, *dsn, nil)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				n, err := audit.VerifyTable(ctx, db)
+				if err != nil {
+					return fmt.Errorf("the audit chain in the database is not whole: %w", err)
+				}
+				fmt.Fprintf(stdio.Out, "audit_records: %d records, the chain verifies\n", n)
+				return nil
 			}
 			path := *file
 			if path == "" {
