@@ -39,6 +39,10 @@ and the key that decrypts the secrets.
 One zero serve runs per $ZERO_HOME: it holds $ZERO_HOME/serve.lock, which
 names its URL, and a second one says where the first runs and exits 1.
 
+Secrets are sealed with $ZERO_HOME/secrets.key, made at the first start, or
+with the key ZERO_SECRETS_KEY_FILE names (32 bytes, mode 0600), which must
+exist: replicas that share a database share that key.
+
 Skills are added from GitHub (ZERO_GITHUB_URL for another host, such as
 GitHub Enterprise), with the token in GH_TOKEN or GITHUB_TOKEN, or gh's own
 (gh auth token) when gh is installed; it is sent to that host only.
@@ -72,7 +76,7 @@ starts. A local https server with a certificate of its own is trusted with
 				}
 			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
-				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
+				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
 		},
 	}
 }

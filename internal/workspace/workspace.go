@@ -68,6 +68,10 @@ type Options struct {
 	// GOGC is the GOGC environment variable, as the caller read it. When it
 	// is empty, Serve sets the collector's percentage to serveGCPercent.
 	GOGC string
+	// SecretsKeyFile, if set, names the key that seals secrets
+	// (ZERO_SECRETS_KEY_FILE), which every replica of a workspace shares;
+	// it must exist. Unset: $ZERO_HOME/secrets.key, made at the first start.
+	SecretsKeyFile string
 	// GitHubURL is where skills come from (ZERO_GITHUB_URL; "" is
 	// github.com), GitHubToken the token sent to it alone (GH_TOKEN,
 	// GITHUB_TOKEN or gh's).
@@ -122,7 +126,13 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err := os.MkdirAll(workDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", workDir, err)
 	}
-	box, err := secrets.LoadKey(filepath.Join(o.Home, secrets.KeyFile))
+	var box *secrets.Box
+	var err error
+	if o.SecretsKeyFile != "" {
+		box, err = secrets.OpenKey(o.SecretsKeyFile)
+	} else {
+		box, err = secrets.LoadKey(filepath.Join(o.Home, secrets.KeyFile))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,21 @@ func LoadKey(path string) (*Box, error) {
 	return New(key)
 }
 
+// OpenKey reads the key at path, which must be there: a key every
+// replica of a workspace shares (ZERO_SECRETS_KEY_FILE) is made once, by
+// its operator, never by one replica alone. A key file with wider
+// permissions, or of the wrong size, is refused.
+func OpenKey(path string) (*Box, error) {
+	key, err := readKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the secrets key %s is not there: make it once, %d random bytes, mode 0600 (head -c %d /dev/urandom > FILE; chmod 600 FILE), and give every replica the same", path, keySize, keySize)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return New(key)
+}
+
 func readKey(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,0 +1,47 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zero-dev/zero/internal/workspace/secrets"
+)
+
+// TestSharedSecretsKey: with SecretsKeyFile (ZERO_SECRETS_KEY_FILE) the
+// workspace seals with that key, which must exist and be its owner's only,
+// and makes no key of its own; two homes given the same file open each
+// other's sealed values, as replicas on one database must.
+func TestSharedSecretsKey(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "shared.key")
+	if _, err := Open(context.Background(), Options{Home: filepath.Join(dir, "a"), SecretsKeyFile: keyFile}); err == nil || !strings.Contains(err.Error(), "make it once") {
+		t.Fatalf("a missing shared key: %v", err)
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	os.WriteFile(keyFile, key, 0o644)
+	if _, err := Open(context.Background(), Options{Home: filepath.Join(dir, "a"), SecretsKeyFile: keyFile}); err == nil {
+		t.Fatal("a shared key others can read was taken")
+	}
+	os.Chmod(keyFile, 0o600)
+	var boxes []*secrets.Box
+	for _, home := range []string{"a", "b"} {
+		ts := start(t, Options{Home: filepath.Join(dir, home), SecretsKeyFile: keyFile})
+		if _, err := os.Stat(filepath.Join(ts.home, secrets.KeyFile)); err == nil {
+			t.Errorf("home %s made a key of its own", home)
+		}
+		boxes = append(boxes, ts.w.box)
+	}
+	slot := secrets.Slot{ServerID: 1, Kind: "env", Name: "API_KEY", Fingerprint: "sha256:f"}
+	sealed, err := boxes[0].Seal(slot, "value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := boxes[1].Open(slot, sealed); err != nil || v != "value" {
+		t.Errorf("the other replica opens %q %v", v, err)
+	}
+}
