@@ -453,16 +453,16 @@ func (s *Store) Fork(ctx context.Context, id, seq int64) (Thread, error) {
 	if err != nil {
 		return Thread{}, err
 	}
-	var parent int64
-	for _, e := range path {
-		ne, err := s.Append(ctx, t.ID, parent, e.Kind, e.Body)
-		if err != nil {
-			// No half fork is left.
-			s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM threads WHERE id = ?`, t.ID)
-			os.Remove(t.Dir)
-			return Thread{}, err
-		}
-		parent = ne.Seq
+	drafts := make([]Draft, len(path))
+	for i, e := range path {
+		drafts[i] = Draft{e.Kind, e.Body}
+	}
+	// One transaction, each event after the one before it from the first.
+	if _, err := s.appendAll(ctx, t.ID, 0, 0, 0, drafts); err != nil {
+		// No half fork is left.
+		s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM threads WHERE id = ?`, t.ID)
+		os.Remove(t.Dir)
+		return Thread{}, err
 	}
 	return t, nil
 }
