@@ -21,9 +21,10 @@ const moduleRoot = "../.."
 
 // restricted lists imports that only one package may use, outside tests.
 var restricted = map[string]string{
-	"os/exec":                        "internal/guard/spawn", // the one execution boundary
-	"modernc.org/sqlite":             "internal/database",    // the one database package
-	"github.com/jackc/pgx/v5/stdlib": "internal/database",
+	"os/exec":                         "internal/guard/spawn", // the one execution boundary
+	"modernc.org/sqlite":              "internal/database",    // the one database package
+	"github.com/jackc/pgx/v5/stdlib":  "internal/database",
+	"github.com/jackc/pgx/v5/pgxpool": "internal/database",
 }
 
 // testSupportMay lists the restricted imports that a test-support package

@@ -36,12 +36,12 @@ func defineConfigFlag(fs *flag.FlagSet) *string {
 
 // openAgent opens Agent Zero under $ZERO_HOME with the operator's
 // configuration file and the process's environment.
-func openAgent(ctx context.Context, stdio Stdio, operatorFile string) (*repoagent.Agent, error) {
+func openAgent(ctx context.Context, stdio Stdio, operatorFile, databaseURL string) (*repoagent.Agent, error) {
 	home, err := zeroHome()
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	a, err := repoagent.Open(ctx, repoagent.Options{Home: home, OperatorFile: operatorFile, Getenv: os.Getenv, Stderr: stdio.Err})
+	a, err := repoagent.Open(ctx, repoagent.Options{Home: home, OperatorFile: operatorFile, Getenv: os.Getenv, Stderr: stdio.Err, DatabaseURL: databaseURL})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

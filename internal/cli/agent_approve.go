@@ -33,7 +33,7 @@ the change is not applied.
 				return usagef("unexpected or missing arguments %q", args)
 			}
 			id := args[0]
-			a, err := openAgent(ctx, stdio, *config)
+			a, err := openAgent(ctx, stdio, *config, "")
 			if err != nil {
 				return err
 			}

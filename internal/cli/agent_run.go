@@ -56,7 +56,7 @@ It exits 1 when the task failed or was interrupted.
 					return usagef("--event %s: %v", *eventFile, err)
 				}
 			}
-			a, err := openAgent(ctx, stdio, *config)
+			a, err := openAgent(ctx, stdio, *config, "")
 			if err != nil {
 				return err
 			}

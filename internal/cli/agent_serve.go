@@ -13,20 +13,27 @@ func agentServeCommand() *Command {
 	config := defineConfigFlag(fs)
 	addr := fs.String("addr", repoagent.DefaultAddr, "listen on `ADDR`; a public address needs --allow-remote")
 	allowRemote := fs.Bool("allow-remote", false, "listen on a non-loopback address")
+	dbURL := fs.String("database", "", "keep the state and the work queue in the PostgreSQL database `URL` (postgres://...), which several workers may share")
 	return &Command{
 		Name:      "serve",
-		UsageLine: "agent serve [--addr 127.0.0.1:7078] [--allow-remote] [--config FILE]",
+		UsageLine: "agent serve [--addr 127.0.0.1:7078] [--allow-remote] [--config FILE] [--database URL]",
 		Short:     "receive webhooks from GitHub, GitLab and Gitea/Forgejo, and run them",
 		Long: `Serve receives webhooks at /webhooks/github, /webhooks/gitlab and
 /webhooks/gitea, verifies each delivery before parsing it (and refuses
 replays), queues it, and runs it for the repositories the operator enabled.
+
+With --database, the held changes, the ledger of deliveries and the work
+queue (River) are in that PostgreSQL database, and any number of workers on
+any number of machines share them: a delivery is taken by one worker only,
+and a replay is refused whichever worker got the original. Each worker keeps
+its task records in its own $ZERO_HOME.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected or missing arguments %q", args)
 			}
-			a, err := openAgent(ctx, stdio, *config)
+			a, err := openAgent(ctx, stdio, *config, *dbURL)
 			if err != nil {
 				return err
 			}

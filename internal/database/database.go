@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL's driver, registered as "pgx"
 	_ "modernc.org/sqlite"             // SQLite's, registered as "sqlite"
 )
@@ -72,6 +73,25 @@ func OpenPostgres(ctx context.Context, dsn string, migrations []string) (*sql.DB
 		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", err)
 	}
 	return db, nil
+}
+
+// A Pool is a pgx connection pool on PostgreSQL, as OpenPool makes it.
+type Pool = pgxpool.Pool
+
+// OpenPool opens a pgx connection pool on the PostgreSQL database dsn
+// names, for what needs pgx itself (River's riverpgxv5 driver), with the
+// same bound on connections as OpenPostgres.
+func OpenPool(ctx context.Context, dsn string) (*Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	cfg.MaxConns = maxPostgresConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	return pool, nil
 }
 
 // maxPostgresConns bounds one process's connections to PostgreSQL.

@@ -19,9 +19,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/repoagent/policy"
@@ -55,6 +58,11 @@ type Options struct {
 	OperatorFile string              // the operator's configuration; "" means Home/agent/operator.yml if it exists
 	Getenv       func(string) string // reads the environment (the CLI passes os.Getenv); nil: an empty one
 	Stderr       io.Writer
+	// DatabaseURL, if set, names a PostgreSQL database that holds the state
+	// (held changes, the delivery ledger) and the work queue instead of
+	// Home/agent/agent.db, which several workers on several machines may
+	// share. The task records stay in each worker's Home.
+	DatabaseURL string
 }
 
 // An Agent is Agent Zero, open.
@@ -66,6 +74,7 @@ type Agent struct {
 	hooks    webhook.Secrets
 	token    string
 	state    *state.State
+	pool     *database.Pool // with Options.DatabaseURL: River's connections
 	records  *record.Log
 	log      *slog.Logger
 }
@@ -106,18 +115,39 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	a.token = o.Getenv(EnvGitHubToken)
 	a.secrets = append(a.secrets, a.hooks.HMAC, a.hooks.GitLab, a.token)
 	var err error
-	if a.state, err = state.Open(ctx, a.dir); err != nil {
+	if o.DatabaseURL != "" {
+		if a.state, err = state.OpenPostgres(ctx, o.DatabaseURL); err != nil {
+			return nil, err
+		}
+		if a.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
+			a.state.Close()
+			return nil, err
+		}
+	} else if a.state, err = state.Open(ctx, a.dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(a.dir, 0o700); err != nil {
+		a.Close()
 		return nil, err
 	}
 	if a.records, err = record.Open(a.RecordsFile()); err != nil {
-		a.state.Close()
+		a.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-// Close closes the state and the record log.
-func (a *Agent) Close() error { return errors.Join(a.records.Close(), a.state.Close()) }
+// Close closes the state, the queue's connections and the record log.
+func (a *Agent) Close() error {
+	var errs []error
+	if a.records != nil {
+		errs = append(errs, a.records.Close())
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+	return errors.Join(append(errs, a.state.Close())...)
+}
 
 // RecordsFile is the task record log's path.
 func (a *Agent) RecordsFile() string { return filepath.Join(a.dir, "records.log") }
@@ -214,24 +244,23 @@ func (w *taskWorker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	return nil
 }
 
-// Serve receives webhooks on addr until ctx is done, and works the queued
-// events with two workers. A non-loopback addr needs allowRemote.
-func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready func(url string)) error {
-	l, err := localhttp.CheckAddr(addr, allowRemote)
-	if err != nil {
-		return err
-	}
-	driver := riversqlite.New(a.state.DB)
+// A queue is River's client, whichever database it is on.
+type queue struct {
+	insert func(context.Context, taskArgs) error
+	stop   func(context.Context) error
+}
+
+// startQueue migrates River's tables on driver's database and starts its
+// client with the task worker: two workers, three attempts, TaskTimeout.
+func startQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], workers *river.Workers) (queue, error) {
 	migrator, err := rivermigrate.New(driver, nil)
 	if err != nil {
-		return err
+		return queue{}, err
 	}
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue migrations: %w", err)
+		return queue{}, fmt.Errorf("queue migrations: %w", err)
 	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &taskWorker{a: a})
-	queue, err := river.NewClient(driver, &river.Config{
+	client, err := river.NewClient(driver, &river.Config{
 		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:     workers,
 		MaxAttempts: 3,
@@ -239,17 +268,40 @@ func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready 
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
+		return queue{}, err
+	}
+	if err := client.Start(ctx); err != nil {
+		return queue{}, err
+	}
+	return queue{
+		insert: func(ctx context.Context, args taskArgs) error { _, err := client.Insert(ctx, args, nil); return err },
+		stop:   client.Stop,
+	}, nil
+}
+
+// Serve receives webhooks on addr until ctx is done, and works the queued
+// events with two workers. A non-loopback addr needs allowRemote.
+func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready func(url string)) error {
+	l, err := localhttp.CheckAddr(addr, allowRemote)
+	if err != nil {
 		return err
 	}
-	if err := queue.Start(ctx); err != nil {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &taskWorker{a: a})
+	var q queue
+	if a.pool != nil {
+		q, err = startQueue(ctx, riverpgxv5.New(a.pool), workers)
+	} else {
+		q, err = startQueue(ctx, riversqlite.New(a.state.DB), workers)
+	}
+	if err != nil {
 		return err
 	}
-	defer queue.Stop(context.WithoutCancel(ctx))
+	defer q.stop(context.WithoutCancel(ctx))
 	h := &webhook.Handler{
 		Secrets: a.hooks, Ledger: a.state, Now: time.Now, Log: a.log,
 		Accept: func(ctx context.Context, e webhook.Event) error {
-			_, err := queue.Insert(ctx, taskArgs{Event: e}, nil)
-			return err
+			return q.insert(ctx, taskArgs{Event: e})
 		},
 	}
 	ln, err := net.Listen("tcp", l.Addr)
