@@ -106,3 +106,25 @@ func TestAgentWorkersShareOnePostgres(t *testing.T) {
 		t.Errorf("River: %d jobs, %d completed, %d retried; want 200, 200, 0", jobs, done, retried)
 	}
 }
+
+// TestAgentApproveFromPostgres: zero agent approve --database reads the
+// held change from the workers' PostgreSQL: one it does not hold is
+// refused as unknown there, and nothing runs.
+func TestAgentApproveFromPostgres(t *testing.T) {
+	dsn := databasetest.Postgres(t)
+	cmd := exec.Command(zeroBinary(t), "agent", "approve", "--database", dsn, "task-nope")
+	cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), "http://127.0.0.1:1/v1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `no such held task: "task-nope"`) {
+		t.Fatalf("approve an unknown task: %v\n%s", err, out)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM held_tasks`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the held tasks table on PostgreSQL: %d %v", n, err)
+	}
+}

@@ -36,6 +36,12 @@ func defineConfigFlag(fs *flag.FlagSet) *string {
 
 // openAgent opens Agent Zero under $ZERO_HOME with the operator's
 // configuration file and the process's environment.
+// defineDatabaseFlag adds --database, the PostgreSQL database workers
+// share.
+func defineDatabaseFlag(fs *flag.FlagSet) *string {
+	return fs.String("database", "", "keep the state and the work queue in the PostgreSQL database `URL` (postgres://...), which several workers may share")
+}
+
 func openAgent(ctx context.Context, stdio Stdio, operatorFile, databaseURL string) (*repoagent.Agent, error) {
 	home, err := zeroHome()
 	if err != nil {

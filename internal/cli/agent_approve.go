@@ -15,9 +15,10 @@ import (
 func agentApproveCommand() *Command {
 	fs := flag.NewFlagSet("zero agent approve", flag.ContinueOnError)
 	config := defineConfigFlag(fs)
+	dbURL := defineDatabaseFlag(fs)
 	return &Command{
 		Name:      "approve",
-		UsageLine: "agent approve [--config FILE] TASK",
+		UsageLine: "agent approve [--config FILE] [--database URL] TASK",
 		Short:     "show a held change's diff and apply it once you type its task id",
 		Long: `Approve shows the change task TASK holds, with its diff, and applies it
 once you type the task id. Your approval lifts the high-impact hold and
@@ -25,7 +26,8 @@ nothing else: the change goes through the same chain as a run, with the
 operator's configuration as it is now and the policy at the remote's
 current default branch; it is applied and classified again, and the
 repository's checks run again, before anything is pushed. It exits 1 when
-the change is not applied.
+the change is not applied. With --database, the held change is read from
+the PostgreSQL database the workers share (zero agent serve --database).
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -33,7 +35,7 @@ the change is not applied.
 				return usagef("unexpected or missing arguments %q", args)
 			}
 			id := args[0]
-			a, err := openAgent(ctx, stdio, *config, "")
+			a, err := openAgent(ctx, stdio, *config, *dbURL)
 			if err != nil {
 				return err
 			}

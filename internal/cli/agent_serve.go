@@ -13,7 +13,7 @@ func agentServeCommand() *Command {
 	config := defineConfigFlag(fs)
 	addr := fs.String("addr", repoagent.DefaultAddr, "listen on `ADDR`; a public address needs --allow-remote")
 	allowRemote := fs.Bool("allow-remote", false, "listen on a non-loopback address")
-	dbURL := fs.String("database", "", "keep the state and the work queue in the PostgreSQL database `URL` (postgres://...), which several workers may share")
+	dbURL := defineDatabaseFlag(fs)
 	return &Command{
 		Name:      "serve",
 		UsageLine: "agent serve [--addr 127.0.0.1:7078] [--allow-remote] [--config FILE] [--database URL]",
