@@ -25,6 +25,10 @@ const cgroupRoot = "/sys/fs/cgroup"
 // selfCgroup lists this process's groups (a test points it elsewhere).
 var selfCgroup = "/proc/self/cgroup"
 
+// groupPrefix starts the name of every group made (a test makes its own,
+// to find them among those of other processes).
+var groupPrefix = "zero-"
+
 // A cgroup is the group a limited child and everything it starts run in:
 // one directory under the unified hierarchy (v2), or one under each of the
 // memory, pids and cpu hierarchies (v1).
@@ -43,7 +47,7 @@ func newCgroup(l Limits) (*cgroup, error) {
 	if len(own) == 0 {
 		return nil, fmt.Errorf("%w: this process is in no group", ErrNoCgroups)
 	}
-	name := "zero-" + randomName()
+	name := groupPrefix + randomName()
 	if path, ok := own[""]; ok && isV2() {
 		return newCgroupV2(filepath.Join(cgroupRoot, path, name), l)
 	}
@@ -305,20 +309,19 @@ func (g *cgroup) memoryKilled() bool {
 func (g *cgroup) close() {
 	for i := len(g.dirs) - 1; i >= 0; i-- {
 		dir := g.dirs[i]
-		for try := 0; try < 50; try++ {
+		// A group is removed once the last of its processes is gone, which
+		// the kernel may take a moment to see: try for up to 2 s.
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			pids := strings.Fields(string(data))
-			if len(pids) == 0 {
-				break
-			}
-			for _, p := range pids {
+			for _, p := range strings.Fields(string(data)) {
 				if pid, err := strconv.Atoi(p); err == nil && pid > 0 {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
-			time.Sleep(10 * time.Millisecond)
+			if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+				break
+			}
 		}
-		os.Remove(dir)
 	}
 	if g.fd >= 0 {
 		unix.Close(g.fd)

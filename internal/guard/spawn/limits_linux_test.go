@@ -96,6 +96,9 @@ func TestMemoryLimit(t *testing.T) {
 // gone when the run ends, its group removed.
 func TestPidsLimit(t *testing.T) {
 	limited(t)
+	old := groupPrefix
+	groupPrefix = "zero-test-" + randomName() + "-"
+	defer func() { groupPrefix = old }()
 	res := run(t, selfCmd(t, forksEnv, &Limits{Pids: 48}))
 	var started, refused int
 	var pids string
@@ -110,8 +113,9 @@ func TestPidsLimit(t *testing.T) {
 			t.Errorf("child %s is left running after the run", pid)
 		}
 	}
-	if dirs, _ := filepath.Glob("/sys/fs/cgroup/*/zero-*"); len(dirs) != 0 {
-		t.Errorf("groups left: %v", dirs)
+	made, _ := filepath.Glob("/sys/fs/cgroup/*/" + groupPrefix + "*")
+	if len(made) != 0 {
+		t.Errorf("groups left: %v", made)
 	}
 }
 
