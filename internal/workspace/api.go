@@ -97,16 +97,11 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
 		v, err := w.serveAPI(need, h, r)
-		var ae *apiError
-		switch {
-		case err == nil:
-			writeJSON(rw, statusOf(r), v)
+		if err != nil {
+			w.writeError(rw, err)
 			return
-		case errors.As(err, &ae):
-		default:
-			ae = w.translate(err)
 		}
-		writeJSON(rw, ae.Status, map[string]*apiError{"error": ae})
+		writeJSON(rw, statusOf(r), v)
 	})
 }
 
@@ -228,6 +223,15 @@ func (w *Workspace) translate(err error) *apiError {
 	}
 	w.log.Error("request failed", "error", err)
 	return fail(http.StatusInternalServerError, "internal", "the request failed; the server's log says why")
+}
+
+// writeError writes err as the API answers it.
+func (w *Workspace) writeError(rw http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = w.translate(err)
+	}
+	writeJSON(rw, ae.Status, map[string]*apiError{"error": ae})
 }
 
 func writeJSON(rw http.ResponseWriter, status int, v any) {

@@ -100,11 +100,15 @@ func (w *Workspace) listThreads(r *http.Request, _ *auth.Caller) (any, error) {
 	return out, nil
 }
 
-// provider returns the provider named name.
+// provider returns the provider named name; a name that names none is a
+// 400 that says what to do.
 func (w *Workspace) provider(ctx context.Context, name string) (providers.Provider, error) {
 	all, err := w.providers.List(ctx)
 	if err != nil {
 		return providers.Provider{}, err
+	}
+	if len(all) == 0 {
+		return providers.Provider{}, fail(http.StatusBadRequest, "invalid_thread", "There are no model providers yet: the workspace owner adds one on the Model providers page.")
 	}
 	for _, p := range all {
 		if p.Name == name {
@@ -247,48 +251,42 @@ func (w *Workspace) forkThread(r *http.Request, c *auth.Caller) (any, error) {
 	return t, w.record(c, "thread.fork", threadTarget(t.ID), map[string]string{"from": threadTarget(id), "seq": strconv.FormatInt(req.Seq, 10)})
 }
 
-// threadStream serves a thread's events as server-sent events, to any
-// caller signed in (a scoped token excepted).
+// streamedThread passes r through the gate (any caller signed in, a
+// scoped token excepted) and returns the thread its path names: what a
+// route that writes its own answer, not JSON, starts with.
+func (w *Workspace) streamedThread(r *http.Request) (threads.Thread, error) {
+	c, err := w.check(anyone, r)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	if err := threadCaller(c); err != nil {
+		return threads.Thread{}, err
+	}
+	id, err := pathID(r)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	t, err := w.threads.Get(r.Context(), id)
+	return t, threadError(err)
+}
+
+// threadStream serves a thread's events as server-sent events.
 func (w *Workspace) threadStream() http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		c, err := w.check(anyone, r)
+		t, err := w.streamedThread(r)
 		if err == nil {
-			err = threadCaller(c)
+			err = threadError(w.threads.ServeEvents(rw, r, t.ID))
 		}
-		var id int64
-		if err == nil {
-			id, err = pathID(r)
+		if err != nil {
+			w.writeError(rw, err)
 		}
-		if err == nil {
-			_, err = w.threads.Get(r.Context(), id)
-			err = threadError(err)
-		}
-		if err == nil {
-			err = threadError(w.threads.ServeEvents(rw, r, id))
-			if err == nil {
-				return
-			}
-		}
-		w.writeError(rw, err)
 	})
 }
 
 // threadExport serves a thread as a JSONL or Markdown download.
 func (w *Workspace) threadExport() http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		c, err := w.check(anyone, r)
-		if err == nil {
-			err = threadCaller(c)
-		}
-		var id int64
-		if err == nil {
-			id, err = pathID(r)
-		}
-		var t threads.Thread
-		if err == nil {
-			t, err = w.threads.Get(r.Context(), id)
-			err = threadError(err)
-		}
+		t, err := w.streamedThread(r)
 		format := r.URL.Query().Get("format")
 		if err == nil && format != "jsonl" && format != "markdown" {
 			err = fail(http.StatusBadRequest, "bad_request", "format: jsonl or markdown")
@@ -304,19 +302,10 @@ func (w *Workspace) threadExport() http.Handler {
 		rw.Header().Set("Content-Type", ctype)
 		rw.Header().Set("Cache-Control", "no-store")
 		rw.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="thread-%d.%s"`, t.ID, ext))
-		if err := export(r.Context(), id, rw); err != nil {
-			w.log.Warn("export a thread", "thread", id, "err", err)
+		if err := export(r.Context(), t.ID, rw); err != nil {
+			w.log.Warn("export a thread", "thread", t.ID, "err", err)
 		}
 	})
-}
-
-// writeError writes err as the API answers it.
-func (w *Workspace) writeError(rw http.ResponseWriter, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		ae = w.translate(err)
-	}
-	writeJSON(rw, ae.Status, map[string]*apiError{"error": ae})
 }
 
 // answerApproval records the owner's answer to a pending approval of a

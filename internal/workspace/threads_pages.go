@@ -140,13 +140,6 @@ func (w *Workspace) makeThread(ctx context.Context, c *auth.Caller, f threadForm
 	if f.Title == "" {
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "Give the thread a title.")
 	}
-	all, err := w.providers.List(ctx)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	if len(all) == 0 {
-		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "There are no model providers yet: the workspace owner adds one on the Model providers page.")
-	}
 	p, err := w.provider(ctx, f.Provider)
 	if err != nil {
 		return threads.Thread{}, err
