@@ -218,10 +218,21 @@ func (e *Endpoint) spec(ctx context.Context, id int64) (runtime.Spec, error) {
 // call calls tool of server r for caller: the runtime's gate decides. A
 // Spec that went stale meanwhile is built again, once.
 func (e *Endpoint) call(ctx context.Context, r ref, args json.RawMessage, caller string) (*mcp.CallToolResult, error) {
+	return e.callWith(ctx, r, args, caller, nil)
+}
+
+// callWith is call, with prepare (if set) checking and narrowing each Spec
+// before it is used: an error from it is the call's.
+func (e *Endpoint) callWith(ctx context.Context, r ref, args json.RawMessage, caller string, prepare func(*runtime.Spec) error) (*mcp.CallToolResult, error) {
 	for try := 0; ; try++ {
 		s, err := e.spec(ctx, r.server)
 		if err != nil {
 			return nil, unusable(r.name, err)
+		}
+		if prepare != nil {
+			if err := prepare(&s); err != nil {
+				return nil, err
+			}
 		}
 		res, err := e.o.Runtime.Call(ctx, s, r.tool, args, caller)
 		if errors.Is(err, runtime.ErrStale) && try == 0 {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,28 +69,22 @@ func (tt threadTools) Tools(ctx context.Context) ([]threads.Tool, error) {
 // hash. A server approved again since, or a tool set approved again with
 // another definition of the tool, refuses the call: it is decided again.
 func (tt threadTools) Call(ctx context.Context, t threads.Tool, args json.RawMessage, caller string) (threads.Result, error) {
-	for try := 0; ; try++ {
-		s, err := tt.e.spec(ctx, t.Ref.ServerID)
-		if err != nil {
-			return threads.Result{}, unusable(t.Server, err)
-		}
+	r := ref{server: t.Ref.ServerID, name: t.Server, tool: t.Ref.Tool}
+	res, err := tt.e.callWith(ctx, r, args, caller, func(s *runtime.Spec) error {
 		switch {
 		case s.Fingerprint != t.Ref.Fingerprint:
-			return threads.Result{}, fmt.Errorf("server %q was approved again since this call was decided: it is not run", t.Server)
+			return fmt.Errorf("server %q was approved again since this call was decided: it is not run", t.Server)
 		case s.ToolSet[t.Ref.Tool] != t.Ref.Hash:
-			return threads.Result{}, fmt.Errorf("tool %q of server %q is no longer approved as it was when this call was decided: it is not run", t.Ref.Tool, t.Server)
+			return fmt.Errorf("tool %q of server %q is no longer approved as it was when this call was decided: it is not run", t.Ref.Tool, t.Server)
 		}
 		s.ToolSet = map[string]string{t.Ref.Tool: t.Ref.Hash}
 		s.MaxResult = ThreadMaxResult
-		res, err := tt.e.o.Runtime.Call(ctx, s, t.Ref.Tool, args, caller)
-		if errors.Is(err, runtime.ErrStale) && try == 0 {
-			continue
-		}
-		if err != nil {
-			return threads.Result{}, errors.New(s.Redactor().String(err.Error()))
-		}
-		return threads.Result{Text: resultText(res), IsError: res.IsError}, nil
+		return nil
+	})
+	if err != nil {
+		return threads.Result{}, err
 	}
+	return threads.Result{Text: resultText(res), IsError: res.IsError}, nil
 }
 
 // resultText is a result as text for a model: its text content in order,
