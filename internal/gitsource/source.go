@@ -412,16 +412,22 @@ func (r *reader) objects(oids []string, kind string) ([][]byte, error) {
 			return nil, fmt.Errorf("%w: object %s is a %s, not a %s", ErrCorrupt, oid, fields[1], kind)
 		}
 		body := rest[:size]
-		h := sha1.New()
-		fmt.Fprintf(h, "%s %d\x00", kind, size)
-		h.Write(body)
-		if got := hex.EncodeToString(h.Sum(nil)); got != oid {
+		if got := ObjectID(kind, body); got != oid {
 			return nil, fmt.Errorf("%w: the %s read as %s hashes to %s", ErrCorrupt, kind, oid, got)
 		}
 		bodies = append(bodies, body)
 		out = bytes.TrimPrefix(rest[size:], []byte("\n"))
 	}
 	return bodies, nil
+}
+
+// ObjectID is the git object id of an object of kind ("blob", "tree",
+// "commit") with body: the hex SHA-1 of "KIND SIZE\x00BODY".
+func ObjectID(kind string, body []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "%s %d\x00", kind, len(body))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // commitTree reads the tree id of a commit's body.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/gitsource/gittest"
+	"github.com/zero-dev/zero/internal/testgit"
 )
 
 func source(g *gittest.Server) *Source {
@@ -32,8 +33,8 @@ var skillFiles = map[string]string{
 func TestSnapshot(t *testing.T) {
 	g := gittest.NewServer(t)
 	work, sha := g.Repo(t, "acme/skills", skillFiles)
-	gittest.Git(t, work, "tag", "-a", "v1", "-m", "v1")
-	gittest.Git(t, work, "push", "-q", filepath.Join(g.Root, "acme/skills.git"), "v1")
+	testgit.Run(t, work, "tag", "-a", "v1", "-m", "v1")
+	testgit.Run(t, work, "push", "-q", filepath.Join(g.Root, "acme/skills.git"), "v1")
 	s := source(g)
 	ctx := context.Background()
 	for _, ref := range []string{"main", "v1", sha} {
@@ -49,7 +50,7 @@ func TestSnapshot(t *testing.T) {
 	var paths []string
 	for _, f := range snap.Files {
 		paths = append(paths, f.Path+":"+f.Mode)
-		if want := gittest.Git(t, work, "rev-parse", "HEAD:skills/pdf/"+f.Path); f.OID != want {
+		if want := testgit.Run(t, work, "rev-parse", "HEAD:skills/pdf/"+f.Path); f.OID != want {
 			t.Errorf("%s: oid %s, want %s", f.Path, f.OID, want)
 		}
 	}
@@ -62,8 +63,8 @@ func TestSnapshot(t *testing.T) {
 
 	// A later commit changes nothing of the pinned snapshot.
 	os.WriteFile(filepath.Join(work, "skills/pdf/SKILL.md"), []byte("changed\n"), 0o644)
-	gittest.Git(t, work, "commit", "-q", "-am", "two")
-	gittest.Git(t, work, "push", "-q", filepath.Join(g.Root, "acme/skills.git"), "main")
+	testgit.Run(t, work, "commit", "-q", "-am", "two")
+	testgit.Run(t, work, "push", "-q", filepath.Join(g.Root, "acme/skills.git"), "main")
 	again, err := s.Snapshot(ctx, "acme/skills", sha, "skills/pdf")
 	if err != nil || string(again.Files[0].Data) != skillFiles["skills/pdf/SKILL.md"] {
 		t.Errorf("the pinned commit after a push: %v", err)
@@ -83,10 +84,10 @@ func TestSnapshotRefusals(t *testing.T) {
 	_, linked := g.Repo(t, "acme/linked", map[string]string{"s/SKILL.md": "x", "s/escape": "link:../../etc/passwd"})
 	subWork, _ := g.Repo(t, "acme/sub", map[string]string{"s/SKILL.md": "x"})
 	other, _ := g.Repo(t, "acme/other", map[string]string{"a": "b"})
-	gittest.Git(t, subWork, "-c", "protocol.file.allow=always", "submodule", "add", "-q", other, "s/mod")
-	gittest.Git(t, subWork, "commit", "-q", "-m", "sub")
-	gittest.Git(t, subWork, "push", "-q", filepath.Join(g.Root, "acme/sub.git"), "main")
-	sub := gittest.Git(t, subWork, "rev-parse", "HEAD")
+	testgit.Run(t, subWork, "-c", "protocol.file.allow=always", "submodule", "add", "-q", other, "s/mod")
+	testgit.Run(t, subWork, "commit", "-q", "-m", "sub")
+	testgit.Run(t, subWork, "push", "-q", filepath.Join(g.Root, "acme/sub.git"), "main")
+	sub := testgit.Run(t, subWork, "rev-parse", "HEAD")
 	many := map[string]string{}
 	for i := range 11 {
 		many[fmt.Sprintf("s/f%02d", i)] = "x"
@@ -168,7 +169,7 @@ func TestSnapshotVerifies(t *testing.T) {
 	g := gittest.NewServer(t)
 	ctx := context.Background()
 	work, sha := g.Repo(t, "acme/skills", skillFiles)
-	oid := gittest.Git(t, work, "rev-parse", "HEAD:skills/pdf/SKILL.md")
+	oid := testgit.Run(t, work, "rev-parse", "HEAD:skills/pdf/SKILL.md")
 	s := source(g)
 	s.afterFetch = func(dir string) {
 		gittest.Loosen(t, dir)

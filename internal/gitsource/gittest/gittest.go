@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/zero-dev/zero/internal/testgit"
 )
 
 // Server is a real local git server: git http-backend through Go's CGI
@@ -55,20 +57,6 @@ func NewServer(t testing.TB) *Server {
 	return g
 }
 
-// Git runs git for a fixture, with no user configuration.
-func Git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@localhost", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@localhost")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // Repo makes OWNER/NAME on the server, its main holding files (path to
 // content; a content starting "link:" is a symbolic link to the rest, one
 // starting "exec:" an executable file of the rest), and
@@ -76,7 +64,7 @@ func Git(t testing.TB, dir string, args ...string) string {
 func (g *Server) Repo(t testing.TB, name string, files map[string]string) (string, string) {
 	t.Helper()
 	work := t.TempDir()
-	Git(t, work, "init", "-q", "-b", "main")
+	testgit.Run(t, work, "init", "-q", "-b", "main")
 	for p, content := range files {
 		full := filepath.Join(work, p)
 		os.MkdirAll(filepath.Dir(full), 0o755)
@@ -94,16 +82,16 @@ func (g *Server) Repo(t testing.TB, name string, files map[string]string) (strin
 			t.Fatal(err)
 		}
 	}
-	Git(t, work, "add", "-A")
-	Git(t, work, "commit", "-q", "-m", "one")
+	testgit.Run(t, work, "add", "-A")
+	testgit.Run(t, work, "commit", "-q", "-m", "one")
 	bare := filepath.Join(g.Root, name+".git")
 	os.MkdirAll(filepath.Dir(bare), 0o755)
-	Git(t, g.Root, "init", "-q", "--bare", bare)
-	Git(t, bare, "config", "uploadpack.allowFilter", "true")
-	Git(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
-	Git(t, bare, "config", "http.receivepack", "true")
-	Git(t, work, "push", "-q", bare, "main")
-	return work, Git(t, work, "rev-parse", "HEAD")
+	testgit.Run(t, g.Root, "init", "-q", "--bare", bare)
+	testgit.Run(t, bare, "config", "uploadpack.allowFilter", "true")
+	testgit.Run(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
+	testgit.Run(t, bare, "config", "http.receivepack", "true")
+	testgit.Run(t, work, "push", "-q", bare, "main")
+	return work, testgit.Run(t, work, "rev-parse", "HEAD")
 }
 
 // Loosen turns the packs of the bare repository dir into loose objects,
