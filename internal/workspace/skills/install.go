@@ -10,7 +10,6 @@ package skills
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -131,6 +130,7 @@ type Preview struct {
 	// Problems say why it cannot be added; empty when it can.
 	Problems []string `json:"problems"`
 	WebURL   string   `json:"web_url"` // the folder at the commit, on the host
+	exists   bool     // a skill of its name is installed: one of the Problems
 }
 
 // Installable reports whether p can be added.
@@ -227,6 +227,7 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 	}
 	if p.Name != "" {
 		if _, err := os.Lstat(filepath.Join(m.o.Dir, p.Name)); err == nil {
+			p.exists = true
 			p.Problems = append(p.Problems, "a skill named "+p.Name+" is installed: remove it first; Zero never overwrites one")
 		}
 	}
@@ -309,15 +310,15 @@ func (m *Manager) Add(ctx context.Context, actor string, r Request, commit, revi
 	if p.SetHash != reviewedSet {
 		return Provenance{}, fmt.Errorf("%w: the files at %s are not the set previewed", ErrChanged, short(commit))
 	}
-	if !p.Installable() {
-		if _, err := os.Lstat(filepath.Join(m.o.Dir, p.Name)); p.Name != "" && err == nil {
-			return Provenance{}, fmt.Errorf("%w: %s", ErrExists, p.Name)
-		}
+	switch {
+	case p.exists:
+		return Provenance{}, fmt.Errorf("%w: %s", ErrExists, p.Name)
+	case !p.Installable():
 		return Provenance{}, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(p.Problems, "; "))
 	}
 	prov := Provenance{Name: p.Name, Description: p.Description, CatalogID: r.CatalogID, Repo: r.Repo, Ref: r.Ref, Folder: folder,
 		Commit: commit, SetHash: p.SetHash, Licence: p.Licence, Files: len(snap.Files), Added: m.o.Now().UTC(), AddedBy: actor}
-	for _, f := range append(append([]gitsource.File(nil), snap.Files...), snap.Root...) {
+	for _, f := range slices.Concat(snap.Files, snap.Root) {
 		if f.Path == p.Licence.File {
 			prov.Attribution = string(f.Data)
 		}
@@ -438,19 +439,11 @@ func stage(dir string, files []gitsource.File, written func(string)) error {
 		if err != nil {
 			return err
 		}
-		if blobID(data) != f.OID {
+		if gitsource.ObjectID("blob", data) != f.OID {
 			return fmt.Errorf("%w: %s changed in staging", ErrChanged, f.Path)
 		}
 	}
 	return nil
-}
-
-// blobID is the git object id of a blob of data.
-func blobID(data []byte) string {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(data))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func randomHex() string {
@@ -528,7 +521,7 @@ func dirSetHash(dir string) (string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		files = append(files, gitsource.File{Path: filepath.ToSlash(rel), Mode: "100644", OID: blobID(data)})
+		files = append(files, gitsource.File{Path: filepath.ToSlash(rel), Mode: "100644", OID: gitsource.ObjectID("blob", data)})
 		return nil
 	})
 	return setHash(files), err
