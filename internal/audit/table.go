@@ -85,16 +85,14 @@ func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
 // numbers follow from 1, each record's hash is its fields' (recomputed
 // here), and each names the hash of the one before. It returns how many
 // records there are, or a [*VerifyError] for the first bad one.
-func VerifyTable(ctx context.Context, db *sql.DB) (int, error) {
+// db is a database or a transaction.
+func VerifyTable(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT seq, time, actor, action, target, fingerprint, detail, prev, hash FROM audit_records ORDER BY seq`)
 	if err != nil {
 		return 0, err
 	}
-	return verifyRows(rows)
-}
-
-// verifyRows checks the records rows holds, in order, and closes it.
-func verifyRows(rows *sql.Rows) (int, error) {
 	defer rows.Close()
 	bad := func(seq uint64, n int, kind error, format string, args ...any) error {
 		return &VerifyError{Path: "audit_records", Seq: seq, Line: n, Kind: kind, Reason: fmt.Sprintf(format, args...)}
