@@ -229,21 +229,6 @@ var approvalEnds = map[string]string{
 	threads.Expired:       "Expired: nobody answered in time, so it was declined",
 }
 
-// approvalBody is an approval event's body.
-type approvalBody struct {
-	Approval  int64           `json:"approval"`
-	CallID    string          `json:"call_id"`
-	Server    string          `json:"server"`
-	Tool      string          `json:"tool"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Reason    string          `json:"reason"`
-	Hints     *threads.Hints  `json:"hints"`
-	Status    string          `json:"status"`
-	Expires   string          `json:"expires"`
-	By        string          `json:"answered_by"`
-}
-
 func (w *Workspace) threadPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -318,21 +303,18 @@ func threadItems(events []threads.Event) []threadItem {
 				it.Tool = web.Visible(it.Tool)
 			}
 		case "approval":
-			var b approvalBody
+			b := threads.ApprovalEvent{Hints: threads.HintsOf(nil)} // a missing hint is the unsafe value
 			if json.Unmarshal(e.Body, &b) != nil || b.Approval == 0 {
 				continue
 			}
-			h := threads.HintsOf(nil) // a missing hint is the unsafe value
-			if b.Hints != nil {
-				h = *b.Hints
-			}
+			h := b.Hints
 			args := b.Arguments
 			var s string
 			if json.Unmarshal(args, &s) == nil {
 				args = []byte(s)
 			}
 			it.Approval = &shownApproval{ID: b.Approval, Server: web.Visible(b.Server), Tool: web.Visible(b.Tool), Name: web.Visible(b.Name),
-				Reason: visibleText(b.Reason), Args: visibleText(argsText(args)), Status: b.Status, Expires: web.When(b.Expires), By: web.Visible(b.By),
+				Reason: visibleText(b.Reason), Args: visibleText(argsText(args)), Status: b.Status, Expires: b.Expires.UTC().Format(whenLayout), By: web.Visible(b.By),
 				ReadOnly: h.ReadOnly, Destructive: h.Destructive, OpenWorld: h.OpenWorld}
 			if i, ok := approvals[b.Approval]; ok {
 				it.Seq = items[i].Seq
