@@ -52,6 +52,7 @@ func newCgroup(l Limits) (*cgroup, error) {
 		return newCgroupV2(filepath.Join(cgroupRoot, path, name), l)
 	}
 	g := &cgroup{fd: -1}
+	mounts := v1Mounts()
 	type setting struct{ file, value string }
 	for _, c := range []struct {
 		controller string
@@ -61,7 +62,7 @@ func newCgroup(l Limits) (*cgroup, error) {
 		{"pids", []setting{{"pids.max", maxValue(l.Pids)}}},
 		{"cpu", []setting{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", quotaValue(l.CPUPercent)}}},
 	} {
-		mount, path, ok := v1Hierarchy(c.controller, own)
+		mount, path, ok := v1Hierarchy(c.controller, own, mounts)
 		if !ok {
 			g.close()
 			return nil, fmt.Errorf("%w: no %s hierarchy", ErrNoCgroups, c.controller)
@@ -196,43 +197,47 @@ func ownCgroups() (map[string]string, error) {
 	return out, sc.Err()
 }
 
-// v1Hierarchy finds where controller's v1 hierarchy is mounted and this
-// process's path in it, relative to the mount.
-func v1Hierarchy(controller string, own map[string]string) (mount, path string, ok bool) {
-	path, ok = own[controller]
-	if !ok {
-		return "", "", false
-	}
+// A v1Mount is where a v1 hierarchy is mounted, and the group path its
+// mount shows as its root.
+type v1Mount struct{ root, dir string }
+
+// v1Mounts reads /proc/self/mountinfo once: each v1 controller's mount.
+func v1Mounts() map[string]v1Mount {
+	out := map[string]v1Mount{}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return "", "", false
+		return out
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, fld := range fields {
-			if fld == "-" {
-				sep = i
-				break
-			}
-		}
+		sep := slices.Index(fields, "-")
 		if sep < 0 || sep+3 >= len(fields) || fields[sep+1] != "cgroup" || len(fields) < 5 {
 			continue
 		}
 		for _, opt := range strings.Split(fields[sep+3], ",") {
-			if opt == controller {
-				root, mnt := fields[3], fields[4]
-				rel := strings.TrimPrefix(path, root)
-				if root != "/" && !strings.HasPrefix(path, root) {
-					rel = "/"
-				}
-				return mnt, rel, true
+			if _, seen := out[opt]; !seen {
+				out[opt] = v1Mount{root: fields[3], dir: fields[4]}
 			}
 		}
 	}
-	return "", "", false
+	return out
+}
+
+// v1Hierarchy finds where controller's v1 hierarchy is mounted (mounts)
+// and this process's path in it (own), relative to the mount.
+func v1Hierarchy(controller string, own map[string]string, mounts map[string]v1Mount) (mount, path string, ok bool) {
+	path, ok = own[controller]
+	m, mounted := mounts[controller]
+	if !ok || !mounted {
+		return "", "", false
+	}
+	rel := strings.TrimPrefix(path, m.root)
+	if m.root != "/" && !strings.HasPrefix(path, m.root) {
+		rel = "/"
+	}
+	return m.dir, rel, true
 }
 
 // start starts cmd inside g before it runs any code of its own: on v2
