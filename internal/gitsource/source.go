@@ -24,7 +24,7 @@ const DefaultBaseURL = "https://github.com"
 
 // Errors, each with a message that says what to do.
 var (
-	ErrInvalid     = errors.New("invalid repository, ref or folder")
+	ErrInvalid     = errors.New("refused") // a repository, ref, folder, commit or git host that is not one
 	ErrNotFound    = errors.New("not found")
 	ErrAuth        = errors.New("the host refused access: the repository is private, or the token cannot read it")
 	ErrUnreachable = errors.New("the host could not be reached")
