@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zero-dev/zero/internal/gitsource/gittest"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
+	"github.com/zero-dev/zero/internal/testgit"
 )
 
 // TestSkillFromGitHubInThread: zero serve adds a skill from a real local
@@ -21,7 +21,7 @@ import (
 // usable from a thread and from zero mcp skills, and only through the
 // tool runtime, with the call approved.
 func TestSkillFromGitHubInThread(t *testing.T) {
-	g := gittest.NewServer(t)
+	g := testgit.NewServer(t)
 	g.Repo(t, "acme/skills", map[string]string{
 		"LICENSE":             mitText,
 		"skills/pdf/SKILL.md": "---\nname: pdf\ndescription: Read PDFs.\n---\nTo read a PDF, use pdftotext.\n",

@@ -1,7 +1,9 @@
 // Package testgit makes git repositories for tests: it runs git with no
 // global or system config and a fixed author, makes a checkout whose origin
-// is a local bare repository, and hashes a tree to prove that nothing in it
-// changed. Only tests import it.
+// is a local bare repository, hashes a tree to prove that nothing in it
+// changed, and serves bare repositories over HTTP as a real git server
+// (git http-backend through Go's CGI handler, NewServer). Only tests
+// import it.
 package testgit
 
 import (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zero-dev/zero/internal/gitsource/gittest"
+	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/workspace/skills"
 )
 
@@ -15,8 +15,8 @@ const mitLicence = "MIT License\n\nCopyright (c) 2026 Acme\n\nPermission is here
 
 // skillRepo serves acme/skills with the pdf skill on a real local git
 // server.
-func skillRepo(t *testing.T) *gittest.Server {
-	g := gittest.NewServer(t)
+func skillRepo(t *testing.T) *testgit.Server {
+	g := testgit.NewServer(t)
 	g.Repo(t, "acme/skills", map[string]string{
 		"LICENSE":                 mitLicence,
 		"skills/pdf/SKILL.md":     "---\nname: pdf\ndescription: Read PDFs.\n---\n<script>alert(1)</script> Read them.\n",

@@ -15,7 +15,6 @@ import (
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/gitsource"
-	"github.com/zero-dev/zero/internal/gitsource/gittest"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	mcpskills "github.com/zero-dev/zero/internal/mcpserver/skills"
@@ -27,7 +26,7 @@ const pdfSkill = "---\nname: pdf\ndescription: Read and fill in PDF forms.\n---\
 // fixture is a manager on a real local git server and a real audit log.
 type fixture struct {
 	t       *testing.T
-	g       *gittest.Server
+	g       *testgit.Server
 	m       *Manager
 	dir     string
 	log     string
@@ -36,7 +35,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, g: gittest.NewServer(t), catalog: map[string]Entry{}}
+	f := &fixture{t: t, g: testgit.NewServer(t), catalog: map[string]Entry{}}
 	home := t.TempDir()
 	f.dir, f.log = filepath.Join(home, "skills"), filepath.Join(home, "audit.log")
 	f.m = f.open()

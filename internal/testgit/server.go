@@ -1,7 +1,4 @@
-// Package gittest is a real local git server for tests: git http-backend
-// through Go's CGI handler, with fixtures made by the git CLI. Only tests
-// import it.
-package gittest
+package testgit
 
 import (
 	"bytes"
@@ -17,8 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/zero-dev/zero/internal/testgit"
 )
 
 // Server is a real local git server: git http-backend through Go's CGI
@@ -64,7 +59,7 @@ func NewServer(t testing.TB) *Server {
 func (g *Server) Repo(t testing.TB, name string, files map[string]string) (string, string) {
 	t.Helper()
 	work := t.TempDir()
-	testgit.Run(t, work, "init", "-q", "-b", "main")
+	Run(t, work, "init", "-q", "-b", "main")
 	for p, content := range files {
 		full := filepath.Join(work, p)
 		os.MkdirAll(filepath.Dir(full), 0o755)
@@ -82,16 +77,16 @@ func (g *Server) Repo(t testing.TB, name string, files map[string]string) (strin
 			t.Fatal(err)
 		}
 	}
-	testgit.Run(t, work, "add", "-A")
-	testgit.Run(t, work, "commit", "-q", "-m", "one")
+	Run(t, work, "add", "-A")
+	Run(t, work, "commit", "-q", "-m", "one")
 	bare := filepath.Join(g.Root, name+".git")
 	os.MkdirAll(filepath.Dir(bare), 0o755)
-	testgit.Run(t, g.Root, "init", "-q", "--bare", bare)
-	testgit.Run(t, bare, "config", "uploadpack.allowFilter", "true")
-	testgit.Run(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
-	testgit.Run(t, bare, "config", "http.receivepack", "true")
-	testgit.Run(t, work, "push", "-q", bare, "main")
-	return work, testgit.Run(t, work, "rev-parse", "HEAD")
+	Run(t, g.Root, "init", "-q", "--bare", bare)
+	Run(t, bare, "config", "uploadpack.allowFilter", "true")
+	Run(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
+	Run(t, bare, "config", "http.receivepack", "true")
+	Run(t, work, "push", "-q", bare, "main")
+	return work, Run(t, work, "rev-parse", "HEAD")
 }
 
 // Loosen turns the packs of the bare repository dir into loose objects,
