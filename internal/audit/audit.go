@@ -37,7 +37,9 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -49,6 +51,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // Event is what happened: who did what to which thing.
@@ -105,6 +109,18 @@ type Log struct {
 	err     error       // set when a write or sync failed; the log takes no more records
 	now     func() time.Time
 	wait    time.Duration // FlushInterval, but in tests
+	table   *Table        // the chain's table, for a Log OpenInTable opened; then the fields above are unused
+}
+
+// OpenInTable returns a Log whose records are in db's audit table (see
+// [Table]), which the replicas of a workspace share: each append, batched
+// or not, is committed before it returns.
+func OpenInTable(ctx context.Context, db *sql.DB) (*Log, error) {
+	t, err := OpenTable(ctx, db, database.DialectOf(db))
+	if err != nil {
+		return nil, err
+	}
+	return &Log{table: t}, nil
 }
 
 // Open opens the log at path for appending, creating it (mode 0600) and its
@@ -170,6 +186,9 @@ func (l *Log) finish(st state) error {
 // stored with U+FFFD in place of the bad bytes, so the record always reads
 // back as it was hashed.
 func (l *Log) Append(e Event) (Record, error) {
+	if l.table != nil {
+		return l.table.Append(context.Background(), e)
+	}
 	r, err := l.write(e, false)
 	if err != nil {
 		return Record{}, err
@@ -193,12 +212,18 @@ func (l *Log) Append(e Event) (Record, error) {
 // Use it for records that come too often to sync one by one, such as tool
 // calls; use Append for what must not be lost, such as an approval.
 func (l *Log) AppendBatched(e Event) (Record, error) {
+	if l.table != nil {
+		return l.table.Append(context.Background(), e)
+	}
 	return l.write(e, true)
 }
 
 // Flush syncs every record appended so far and names the last in the head
 // file, as Append does for its own record.
 func (l *Log) Flush() error {
+	if l.table != nil {
+		return nil
+	}
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
@@ -303,15 +328,32 @@ func (l *Log) poisoned() error {
 // [ReadAll] does, without racing this Log's appends. Records appended in a
 // batch and not yet flushed are among them.
 func (l *Log) ReadAll() ([]Record, error) {
+	if l.table != nil {
+		return ReadTable(context.Background(), l.table.db)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return ReadAll(l.path)
+}
+
+// Verify checks the log, as the function [Verify] does for a file and
+// [VerifyTable] for a table.
+func (l *Log) Verify() error {
+	if l.table != nil {
+		_, err := VerifyTable(context.Background(), l.table.db)
+		return err
+	}
+	_, err := Verify(l.path)
+	return err
 }
 
 // Close flushes the log, as [Log.Flush] does, and closes it. Appending after
 // Close returns [ErrClosed]. Close reports a flush that fails, now or
 // earlier in the background, since records may then be missing.
 func (l *Log) Close() error {
+	if l.table != nil {
+		return nil
+	}
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()

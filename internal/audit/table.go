@@ -86,9 +86,27 @@ func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
 // here), and each names the hash of the one before. It returns how many
 // records there are, or a [*VerifyError] for the first bad one.
 // db is a database or a transaction.
-func VerifyTable(ctx context.Context, db interface {
+func VerifyTable(ctx context.Context, db querier) (int, error) {
+	return verifyTable(ctx, db, nil)
+}
+
+// ReadTable verifies the chain in db, as [VerifyTable] does, and returns
+// its records; if it does not verify, the records before the first bad one
+// with the error.
+func ReadTable(ctx context.Context, db querier) ([]Record, error) {
+	var out []Record
+	_, err := verifyTable(ctx, db, func(r Record) { out = append(out, r) })
+	return out, err
+}
+
+// A querier is a database or a transaction.
+type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) (int, error) {
+}
+
+// verifyTable is VerifyTable, calling visit with each record that checks
+// out, in order.
+func verifyTable(ctx context.Context, db querier, visit func(Record)) (int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT seq, time, actor, action, target, fingerprint, detail, prev, hash FROM audit_records ORDER BY seq`)
 	if err != nil {
 		return 0, err
@@ -125,6 +143,9 @@ func VerifyTable(ctx context.Context, db interface {
 			return n, bad(r.Seq, n, ErrModified, "its fields do not hash to its hash")
 		}
 		prev = r.Hash
+		if visit != nil {
+			visit(r)
+		}
 	}
 	return n, rows.Err()
 }

@@ -43,7 +43,7 @@ log can add or remove records after the head's.
 				if *file != "" {
 					return usagef("--file and --database name two logs: give one")
 				}
-				db, err := database.OpenPostgres(ctx, *dsn, nil)
+				db, err := database.ConnectPostgres(*dsn)
 				if err != nil {
 					return err
 				}

@@ -80,6 +80,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agent", "run"}, 2, "--repo is required"},
 		{[]string{"agent", "approve"}, 2, "missing arguments"},
 		{[]string{"login", "x"}, 2, "unexpected arguments"},
+		// A database URL that does not parse is refused before anything
+		// opens, and its password is not repeated.
+		{[]string{"serve", "--database", "postgres://zero:s3cret@127.0.0.1:5432/zero?sslmode=bogus"}, 2, "--database or ZERO_DATABASE_URL: cannot parse `postgres://zero:xxxxx@"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/zero-dev/zero/internal/workspace"
 	"github.com/zero-dev/zero/internal/workspace/auth"
@@ -32,7 +33,7 @@ It exits 1 when no zero serve runs on $ZERO_HOME.
 			if err != nil {
 				return usagef("%v", err)
 			}
-			link, err := workspace.NewLoginLink(ctx, home)
+			link, err := workspace.NewLoginLink(ctx, home, os.Getenv("ZERO_DATABASE_URL"))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
@@ -22,9 +23,10 @@ func serveCommand() *Command {
 	addr := fs.String("addr", workspace.DefaultAddr, "listen on `ADDR`, a loopback address")
 	team := fs.Bool("team", false, "several users with roles (owner, member, viewer)")
 	localCA := fs.String("local-ca", "", "trust the CA certificates in PEM `FILE`, besides the system's, for the origins in ZERO_ALLOWED_LOCAL_ORIGINS only")
+	dbURL := fs.String("database", "", "keep the state and the audit log in the PostgreSQL database `URL` (postgres://...; or ZERO_DATABASE_URL), which replicas share")
 	return &Command{
 		Name:      "serve",
-		UsageLine: "serve [--addr 127.0.0.1:7077] [--team] [--local-ca FILE]",
+		UsageLine: "serve [--addr 127.0.0.1:7077] [--team] [--local-ca FILE] [--database URL]",
 		Short:     "run the workspace: MCP servers behind approval, on this machine only",
 		Long: `Serve runs the workspace: a web UI and a JSON API on a loopback
 address, with its database, secrets key and audit log under $ZERO_HOME
@@ -42,6 +44,13 @@ names its URL, and a second one says where the first runs and exits 1.
 Secrets are sealed with $ZERO_HOME/secrets.key, made at the first start, or
 with the key ZERO_SECRETS_KEY_FILE names (32 bytes, mode 0600), which must
 exist: replicas that share a database share that key.
+
+With --database (or ZERO_DATABASE_URL, which keeps a password out of the
+process list), users, sessions, tokens, servers, approvals, tool sets,
+sealed secrets, threads and the audit log are in that PostgreSQL database,
+and several zero serve replicas, each with its own $ZERO_HOME, share them.
+Give every replica the same ZERO_SECRETS_KEY_FILE. See docs/scale-out.md
+for what replicas do not share.
 
 Skills are added from GitHub (ZERO_GITHUB_URL for another host, such as
 GitHub Enterprise), with the token in GH_TOKEN or GITHUB_TOKEN, or gh's own
@@ -69,6 +78,15 @@ starts. A local https server with a certificate of its own is trusted with
 			if err != nil {
 				return usagef("ZERO_ALLOWED_LOCAL_ORIGINS: %v", err)
 			}
+			databaseURL := *dbURL
+			if databaseURL == "" {
+				databaseURL = os.Getenv("ZERO_DATABASE_URL")
+			}
+			if databaseURL != "" {
+				if err := database.CheckPostgres(databaseURL); err != nil {
+					return usagef("--database or ZERO_DATABASE_URL: %v", err)
+				}
+			}
 			githubURL := os.Getenv("ZERO_GITHUB_URL")
 			if githubURL != "" {
 				if _, err := gitsource.CheckBaseURL(githubURL); err != nil {
@@ -76,7 +94,7 @@ starts. A local https server with a certificate of its own is trusted with
 				}
 			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
-				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
+				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), DatabaseURL: databaseURL, GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
 		},
 	}
 }

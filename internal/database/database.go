@@ -11,6 +11,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -19,9 +20,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL's driver, registered as "pgx"
-	_ "modernc.org/sqlite"             // SQLite's, registered as "sqlite"
+	"github.com/jackc/pgx/v5/stdlib"
+	"modernc.org/sqlite" // SQLite's driver, registered as "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // OpenSQLite opens (creating it if need be) the database file at path and applies
@@ -46,7 +50,7 @@ func OpenSQLite(ctx context.Context, path string, migrations []string) (*sql.DB,
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; one connection keeps it simple and safe
-	if err := migrate(ctx, db, migrations, "?"); err != nil {
+	if err := migrate(ctx, db, migrations); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate database %s: %w", path, err)
 	}
@@ -55,23 +59,46 @@ func OpenSQLite(ctx context.Context, path string, migrations []string) (*sql.DB,
 
 // OpenPostgres opens the PostgreSQL database dsn names (a URL or
 // key=value pairs, as pgx reads them) and applies the migrations it has
-// not had, each rewritten by ForPostgres, as OpenSQLite does.
+// not had, each rewritten by ForPostgres, as OpenSQLite does. Queries on
+// it are written as for SQLite: the connection numbers their "?"
+// parameters (Dialect.Rebind) and passes a bool as 1 or 0, the integers
+// the schema keeps them as.
 func OpenPostgres(ctx context.Context, dsn string, migrations []string) (*sql.DB, error) {
-	db, err := sql.Open("pgx", dsn)
+	db, err := ConnectPostgres(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+		return nil, err
 	}
-	// Several processes share one server, whose connections are few (100
-	// by default): each takes at most maxPostgresConns.
-	db.SetMaxOpenConns(maxPostgresConns)
 	pg := make([]string, len(migrations))
 	for i, m := range migrations {
 		pg[i] = ForPostgres(m)
 	}
-	if err := migrate(ctx, db, pg, "$1"); err != nil {
+	if err := migrate(ctx, db, pg); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", err)
 	}
+	return db, nil
+}
+
+// CheckPostgres checks that dsn reads as a PostgreSQL connection string
+// (a URL or key=value pairs), without connecting or looking up a name. Its
+// error never holds the password.
+func CheckPostgres(dsn string) error {
+	_, err := pgx.ParseConfig(dsn)
+	return err
+}
+
+// ConnectPostgres opens the PostgreSQL database dsn names as OpenPostgres
+// does, without migrating it: for what reads a schema another part of Zero
+// keeps (zero audit verify --database).
+func ConnectPostgres(dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	db := sql.OpenDB(sqliteQueries{stdlib.GetConnector(*cfg)})
+	// Several processes share one server, whose connections are few (100
+	// by default): each takes at most maxPostgresConns.
+	db.SetMaxOpenConns(maxPostgresConns)
 	return db, nil
 }
 
@@ -97,6 +124,18 @@ func OpenPool(ctx context.Context, dsn string) (*Pool, error) {
 // maxPostgresConns bounds one process's connections to PostgreSQL.
 const maxPostgresConns = 16
 
+// ForUpdate is what ends a SELECT, in a transaction, of rows the
+// transaction goes on to change after reading them: on PostgreSQL, whose
+// transactions run side by side (read committed), " FOR UPDATE" locks the
+// rows until it ends, so that two replicas' changes to a row take turns;
+// SQLite's one writer takes turns already, and "" is its form.
+func ForUpdate(db *sql.DB) string {
+	if DialectOf(db) == PostgreSQL {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // The dialect differences, each explicit: what a SQLite migration says,
 // and what PostgreSQL says for it. Integers are 64-bit in SQLite; a row id
 // SQLite assigns is an identity column; bytes are BYTEA; the full-text
@@ -113,6 +152,61 @@ var postgresRewrites = []struct {
 	{regexp.MustCompile(`CREATE VIRTUAL TABLE (\w+) USING fts5\((\w+), (\w+) UNINDEXED, (\w+) UNINDEXED\);`),
 		"CREATE TABLE ${1} (${2} TEXT NOT NULL, ${3} BIGINT NOT NULL, ${4} BIGINT NOT NULL);\n" +
 			"\tCREATE INDEX ${1}_${2} ON ${1} USING gin (to_tsvector('simple', ${2}));"},
+}
+
+// sqliteQueries connects to PostgreSQL through pgx, taking queries as
+// they are written for SQLite.
+type sqliteQueries struct{ driver.Connector }
+
+func (c sqliteQueries) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebound{conn.(*stdlib.Conn)}, nil
+}
+
+func (c sqliteQueries) Driver() driver.Driver { return postgresDriver{c.Connector.Driver()} }
+
+// postgresDriver is pgx's driver, named for DialectOf.
+type postgresDriver struct{ driver.Driver }
+
+// rebound is a pgx connection whose queries are rebound for PostgreSQL.
+type rebound struct{ *stdlib.Conn }
+
+func (c rebound) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.Prepare(PostgreSQL.Rebind(query))
+}
+
+func (c rebound) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, PostgreSQL.Rebind(query))
+}
+
+func (c rebound) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, PostgreSQL.Rebind(query), args)
+}
+
+func (c rebound) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, PostgreSQL.Rebind(query), args)
+}
+
+// CheckNamedValue passes a bool as the integer SQLite would store.
+func (c rebound) CheckNamedValue(v *driver.NamedValue) error {
+	if b, ok := v.Value.(bool); ok {
+		v.Value = int64(0)
+		if b {
+			v.Value = int64(1)
+		}
+	}
+	return nil
+}
+
+// DialectOf is the dialect of db, as OpenSQLite or OpenPostgres opened it.
+func DialectOf(db *sql.DB) Dialect {
+	if _, ok := db.Driver().(postgresDriver); ok {
+		return PostgreSQL
+	}
+	return SQLite
 }
 
 // A Dialect is which database a query goes to.
@@ -161,14 +255,29 @@ func ForPostgres(migration string) string {
 	return migration
 }
 
-// migrate applies the migrations the database has not had; param is the
-// dialect's first placeholder.
-func migrate(ctx context.Context, db *sql.DB, migrations []string, param string) error {
+// migrationLock is the PostgreSQL advisory lock that keeps migrations one
+// at a time, when several replicas start at once.
+const migrationLock = 0x7a65726f6d696772 // "zeromigr"
+
+// migrate applies the migrations the database has not had, on one
+// connection that holds migrationLock on PostgreSQL.
+func migrate(ctx context.Context, pool *sql.DB, migrations []string) error {
+	db, err := pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if DialectOf(pool) == PostgreSQL {
+		if _, err := db.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		defer db.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(migrationLock))
+	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return err
 	}
 	var version int
-	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
+	err = db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if _, err := db.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
@@ -189,7 +298,7 @@ func migrate(ctx context.Context, db *sql.DB, migrations []string, param string)
 			tx.Rollback()
 			return fmt.Errorf("to version %d: %w", v+1, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = `+param, v+1); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -198,4 +307,15 @@ func migrate(ctx context.Context, db *sql.DB, migrations []string, param string)
 		}
 	}
 	return nil
+}
+
+// IsUnique reports whether err is a database's refusal of a row that
+// breaks a unique index or key, in either dialect.
+func IsUnique(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505" // unique_violation
+	}
+	var lite *sqlite.Error
+	return errors.As(err, &lite) && (lite.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || lite.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }

@@ -1,11 +1,17 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,10 +19,43 @@ import (
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
+// auditText is the workspace's audit records as JSON, in the file or the
+// table, for tests that look for a value in any field.
+func (ts *testServer) auditText() string {
+	ts.t.Helper()
+	all, err := ts.w.audit.ReadAll()
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	data, _ := json.Marshal(all)
+	return string(data)
+}
+
+// tamper changes the first old in the audit log, in the file or the
+// table, to new, as someone with the file or the database would.
+func (ts *testServer) tamper(old, new string) {
+	ts.t.Helper()
+	if ts.w.opts.DatabaseURL != "" {
+		q := strconv.Quote
+		res, err := ts.w.db.Exec(`UPDATE audit_records SET action = CASE WHEN action = ? THEN ? ELSE action END,
+			actor = CASE WHEN actor = ? THEN ? ELSE actor END, target = CASE WHEN target = ? THEN ? ELSE target END,
+			detail = replace(detail, ?, ?)
+			WHERE seq = (SELECT min(seq) FROM audit_records WHERE action = ? OR actor = ? OR target = ? OR detail LIKE ?)`,
+			old, new, old, new, old, new, q(old), q(new), old, old, old, "%"+q(old)+"%")
+		if n, _ := res.RowsAffected(); err != nil || n != 1 {
+			ts.t.Fatalf("tamper with the audit table: %v, %d rows", err, n)
+		}
+		return
+	}
+	path := filepath.Join(ts.home, auditFile)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte(strconv.Quote(old)), []byte(strconv.Quote(new)), 1), 0o600)
+}
+
 // records returns the workspace's audit records with action.
 func (ts *testServer) records(action string) []audit.Record {
 	ts.t.Helper()
-	all, err := audit.ReadAll(filepath.Join(ts.home, auditFile))
+	all, err := ts.w.audit.ReadAll()
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -186,12 +225,38 @@ func TestRecordsNameServersAndChanges(t *testing.T) {
 	if len(edit) != 1 || edit[0].Detail["name"] != "renamed" || edit[0].Detail["changed"] != "name,args,env" || edit[0].Detail["secrets_set"] != "env API_KEY" {
 		t.Errorf("the edit's record: %+v", edit)
 	}
-	all, _ := audit.ReadAll(filepath.Join(ts.home, auditFile))
+	all, _ := ts.w.audit.ReadAll()
 	for _, r := range all {
 		for _, v := range r.Detail {
 			if strings.Contains(v, secret) || strings.Contains(v, "--edited") {
 				t.Errorf("a record holds a value: %+v", r)
 			}
+		}
+	}
+}
+
+// TestLoginLinkOnceAtOnce: a login link used many times at once (as by two
+// replicas on one PostgreSQL) opens one session.
+func TestLoginLinkOnceAtOnce(t *testing.T) {
+	ts := start(t, Options{})
+	ctx := context.Background()
+	for range 20 {
+		link, err := ts.w.auth.LoginLink(ctx, ts.w.ownerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var opened atomic.Int32
+		for range 8 {
+			wg.Go(func() {
+				if _, _, err := ts.w.auth.Login(ctx, link); err == nil {
+					opened.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := opened.Load(); n != 1 {
+			t.Fatalf("one link used 8 times at once opened %d sessions, want 1", n)
 		}
 	}
 }

@@ -689,7 +689,7 @@ func (w *Workspace) addUser(ctx context.Context, c *auth.Caller, name string, ro
 }
 
 func (w *Workspace) listAudit(_ *http.Request, _ *auth.Caller) (any, error) {
-	return audit.ReadAll(w.auditPath)
+	return w.audit.ReadAll()
 }
 
 func (w *Workspace) record(c *auth.Caller, action, target string, detail map[string]string) error {

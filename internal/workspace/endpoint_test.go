@@ -305,6 +305,9 @@ func TestEndpointLoad(t *testing.T) {
 // calls the newcomer's tools.
 func TestEndpointScopeSurvivesIDReuse(t *testing.T) {
 	ts := start(t, Options{})
+	if ts.w.opts.DatabaseURL != "" {
+		t.Skip("PostgreSQL never gives a server's id again (an identity column): SQLite's reuse is what this test needs")
+	}
 	gone, _ := ts.namedDriftServer("gone", `{"echo": {"description": "Echoes."}}`)
 	ts.browser.must("POST", "/api/servers/"+gone+"/test", nil, 200, nil)
 	id, _ := json.Number(gone).Int64()

@@ -166,7 +166,7 @@ func running(home string) (lockInfo, error) {
 // under home, for the zero serve running on it (ErrNotRunning if none). It
 // opens the database, never the audit log, which the server holds. Whoever
 // can read home is its owner: this is the owner's own way back in.
-func NewLoginLink(ctx context.Context, home string) (string, error) {
+func NewLoginLink(ctx context.Context, home, databaseURL string) (string, error) {
 	srv, err := running(home)
 	if err != nil {
 		return "", err
@@ -176,7 +176,7 @@ func NewLoginLink(ctx context.Context, home string) (string, error) {
 		return "", fmt.Errorf("the zero serve at %s uses database schema %d, this zero %d: run the 'zero login' of the binary that serves",
 			srv.URL, srv.Schema, store.Version())
 	}
-	db, err := store.Open(ctx, filepath.Join(home, dbFile))
+	db, err := openStore(ctx, Options{Home: home, DatabaseURL: databaseURL})
 	if err != nil {
 		return "", err
 	}

@@ -6,13 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
@@ -74,7 +72,7 @@ func TestImportAPI(t *testing.T) {
 	if len(res.Notes) != 1 || res.Notes[0].Entry != "remote" {
 		t.Errorf("notes: %+v", res.Notes)
 	}
-	records, _ := audit.ReadAll(filepath.Join(ts.home, auditFile))
+	records, _ := ts.w.audit.ReadAll()
 	var actions []string
 	for _, r := range records[1:] { // after the sign-in
 		actions = append(actions, r.Action+" "+r.Detail["name"])

@@ -1223,10 +1223,10 @@ type auditData struct {
 func (w *Workspace) auditPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	q := r.URL.Query()
 	d := auditData{Action: q.Get("action"), Actor: strings.TrimSpace(q.Get("actor")), Target: strings.TrimSpace(q.Get("target"))}
-	if _, err := audit.Verify(w.auditPath); err != nil {
+	if err := w.audit.Verify(); err != nil {
 		d.VerifyError = err.Error()
 	}
-	all, err := audit.ReadAll(w.auditPath)
+	all, err := w.audit.ReadAll()
 	if err != nil && d.VerifyError == "" {
 		d.VerifyError = err.Error()
 	}

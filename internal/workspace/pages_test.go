@@ -1,14 +1,11 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"maps"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -417,9 +414,7 @@ func TestTokensAndAuditPages(t *testing.T) {
 	if filtered := b.mustPage("GET", "/audit?target=token:1", nil, 200); !strings.Contains(filtered, "3 of 6 records") {
 		t.Error("filtering by target")
 	}
-	path := filepath.Join(ts.home, auditFile)
-	data, _ := os.ReadFile(path)
-	os.WriteFile(path, bytes.Replace(data, []byte(`"robot"`), []byte(`"r0bot"`), 1), 0o600)
+	ts.tamper("robot", "r0bot")
 	if tampered := b.mustPage("GET", "/audit", nil, 200); !strings.Contains(tampered, "does not verify") {
 		t.Error("the audit page does not report a tampered log")
 	}

@@ -174,7 +174,7 @@ func TestProgramPinnedByPath(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the approved program did not run: %v", err)
 	}
-	records, _ := audit.ReadAll(filepath.Join(ts.home, auditFile))
+	records, _ := ts.w.audit.ReadAll()
 	approve := records[len(records)-2]
 	if approve.Action != "server.approve" || approve.Detail["changed"] != "program" || approve.Detail["name"] != "tool" {
 		t.Errorf("the approval's record: %+v", approve)
@@ -236,7 +236,7 @@ func TestUpgradeFromTheFirstEncoding(t *testing.T) {
 	if envOf(t, s)["API_KEY"] != shortHash("sealed-under-v1") {
 		t.Error("the secret sealed under the first encoding did not survive the upgrade")
 	}
-	records, _ := audit.ReadAll(filepath.Join(home, auditFile))
+	records, _ := ts.w.audit.ReadAll()
 	if !slices.ContainsFunc(records, func(r audit.Record) bool { return r.Action == "server.upgrade" && r.Target == "server:7" }) {
 		t.Error("the upgrade left no audit record")
 	}

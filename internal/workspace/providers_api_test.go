@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,8 +68,8 @@ func TestProvidersAPI(t *testing.T) {
 	if code, data := ts.browser.do("POST", "/api/providers/"+itoa(p.ID)+"/models", nil); code != 404 {
 		t.Errorf("models of a deleted provider: %d %s", code, data)
 	}
-	log, _ := os.ReadFile(filepath.Join(ts.w.opts.Home, "audit.log"))
-	if strings.Contains(string(log), key) || !strings.Contains(string(log), `"provider.create"`) || !strings.Contains(string(log), `"provider.delete"`) {
+	log := ts.auditText()
+	if strings.Contains(log, key) || !strings.Contains(log, `"provider.create"`) || !strings.Contains(log, `"provider.delete"`) {
 		t.Errorf("the audit log:\n%s", log)
 	}
 }

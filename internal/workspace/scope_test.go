@@ -4,14 +4,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 )
@@ -121,7 +119,7 @@ func TestTokenScopes(t *testing.T) {
 	if diff := cmp.Diff(want, toks, cmpIgnoreTokenStamps); diff != "" {
 		t.Errorf("GET /api/tokens (-want +got):\n%s", diff)
 	}
-	records, err := audit.ReadAll(filepath.Join(ts.home, auditFile))
+	records, err := ts.w.audit.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +169,9 @@ func TestTokenScopeRefused(t *testing.T) {
 // is scoped to no server then, and never to the new one.
 func TestTokenScopeSurvivesIDReuse(t *testing.T) {
 	ts := start(t, Options{})
+	if ts.w.opts.DatabaseURL != "" {
+		t.Skip("PostgreSQL never gives a server's id again (an identity column): SQLite's reuse is what this test needs")
+	}
 	ts.draft("a")
 	gone := ts.draft("gone")
 	scoped := ts.scopedBearer("scoped", []int64{gone})

@@ -72,6 +72,10 @@ type Options struct {
 	// (ZERO_SECRETS_KEY_FILE), which every replica of a workspace shares;
 	// it must exist. Unset: $ZERO_HOME/secrets.key, made at the first start.
 	SecretsKeyFile string
+	// DatabaseURL, if set, is the PostgreSQL database (ZERO_DATABASE_URL or
+	// --database) that holds the workspace's state and its audit log, which
+	// replicas share. Unset: $ZERO_HOME/zero.db and $ZERO_HOME/audit.log.
+	DatabaseURL string
 	// GitHubURL is where skills come from (ZERO_GITHUB_URL; "" is
 	// github.com), GitHubToken the token sent to it alone (GH_TOKEN,
 	// GITHUB_TOKEN or gh's).
@@ -136,7 +140,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(o.Home, dbFile))
+	db, err := openStore(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +158,12 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 			w.Close()
 		}
 	}()
-	if w.audit, err = audit.Open(w.auditPath); err != nil {
+	if o.DatabaseURL != "" {
+		w.audit, err = audit.OpenInTable(ctx, db)
+	} else {
+		w.audit, err = audit.Open(w.auditPath)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if w.roots, err = fsroot.Open([]string{workDir}); err != nil {
@@ -175,12 +184,15 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
 		Changed: func(id int64) { w.endpoint.Changed(id) },
 	})
-	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log})
+	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log, Shared: o.DatabaseURL != ""})
 	w.providers = providers.New(db, box, w.audit)
 	// Each thread's folder is under the thread workspace, where the tools
 	// run: $ZERO_HOME/workspace/threads/ID.
 	w.threads = threads.New(db, filepath.Join(workDir, "threads"))
-	if _, err := w.threads.InterruptAll(ctx, "the workspace stopped before the run ended"); err != nil {
+	if err := w.threads.JoinReplicas(ctx); err != nil {
+		return nil, fmt.Errorf("join the workspace's replicas: %w", err)
+	}
+	if _, err := w.threads.InterruptOrphans(ctx, "the workspace stopped before the run ended"); err != nil {
 		return nil, fmt.Errorf("end the runs of the last start: %w", err)
 	}
 	w.runner = threads.NewRunner(w.threads)
@@ -195,6 +207,15 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	return w, nil
 }
 
+// openStore opens the workspace's database: o.DatabaseURL's, or the file
+// under o.Home.
+func openStore(ctx context.Context, o Options) (*sql.DB, error) {
+	if o.DatabaseURL != "" {
+		return store.OpenPostgres(ctx, o.DatabaseURL)
+	}
+	return store.Open(ctx, filepath.Join(o.Home, dbFile))
+}
+
 // observe hands what a runtime connection listed to the servers, which
 // record it and audit a drift.
 func (w *Workspace) observe(ctx context.Context, s runtime.Spec, l runtime.Listing) error {
@@ -207,6 +228,9 @@ func (w *Workspace) Close() error {
 	var errs []error
 	if w.runner != nil {
 		w.runner.Close() // its runs end interrupted, while the runtime and the database are open
+	}
+	if w.threads != nil {
+		w.threads.LeaveReplicas()
 	}
 	if w.endpoint != nil {
 		w.endpoint.Close()

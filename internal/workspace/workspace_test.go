@@ -27,7 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 	"github.com/zero-dev/zero/internal/workspace/servers"
@@ -93,6 +93,9 @@ func start(t testing.TB, o Options) *testServer {
 	t.Helper()
 	if o.Home == "" {
 		o.Home = filepath.Join(t.TempDir(), "home")
+	}
+	if o.DatabaseURL == "" {
+		o.DatabaseURL = databasetest.For(t, o.Home)
 	}
 	log := &bytes.Buffer{}
 	o.Stderr = log
@@ -672,8 +675,7 @@ func TestAuditTamperingDetected(t *testing.T) {
 	b.must("POST", "/api/servers/"+itoa(dc.Server.ID)+"/approve", map[string]string{"fingerprint": d.Fingerprint}, 200, nil)
 	ts.bearer()
 	b.must("DELETE", "/api/servers/"+id, nil, 200, nil)
-	path := filepath.Join(ts.home, auditFile)
-	records, err := audit.ReadAll(path)
+	records, err := ts.w.audit.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,13 +693,11 @@ func TestAuditTamperingDetected(t *testing.T) {
 			t.Errorf("record %d: %s %q by %q at %v; want %s %q", i, r.Action, r.Fingerprint, r.Actor, r.Time, want[i].action, want[i].fingerprint)
 		}
 	}
-	if _, err := audit.Verify(path); err != nil {
+	if err := ts.w.audit.Verify(); err != nil {
 		t.Fatalf("an untouched log fails to verify: %v", err)
 	}
-	data, _ := os.ReadFile(path)
-	tampered := bytes.Replace(data, []byte(`"server.disable"`), []byte(`"server.enable"`), 1)
-	os.WriteFile(path, tampered, 0o600)
-	if _, err := audit.Verify(path); err == nil {
+	ts.tamper("server.disable", "server.enable")
+	if err := ts.w.audit.Verify(); err == nil {
 		t.Error("a tampered record was not detected")
 	}
 }
@@ -728,7 +728,7 @@ func TestRestartKeepsApprovalsAndSecrets(t *testing.T) {
 	if envOf(t, s)["API_KEY"] != shortHash("survives-restarts") {
 		t.Error("the secret did not survive the restart")
 	}
-	if _, err := audit.Verify(filepath.Join(home, auditFile)); err != nil {
+	if err := second.w.audit.Verify(); err != nil {
 		t.Errorf("the audit log after a restart: %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // bin finds the PostgreSQL programs: Debian's newest version.
@@ -38,31 +37,69 @@ func bin() (string, error) {
 // ZERO_REQUIRE_POSTGRES is set (scripts/test sets it).
 func Postgres(t testing.TB) string {
 	t.Helper()
-	pgbin, err := bin()
-	if err != nil {
+	return postgres(t, false)
+}
+
+// PostgresDurable is Postgres with fsync and synchronous commits on, as a
+// real server runs: for benchmarks that compare its figures with SQLite's,
+// which syncs every commit.
+func PostgresDurable(t testing.TB) string {
+	t.Helper()
+	return postgres(t, true)
+}
+
+func postgres(t testing.TB, durable bool) string {
+	t.Helper()
+	if _, err := bin(); err != nil {
 		if os.Getenv("ZERO_REQUIRE_POSTGRES") != "" {
 			t.Fatalf("PostgreSQL is required (ZERO_REQUIRE_POSTGRES is set): %v", err)
 		}
 		t.Skip(err)
 	}
-	// Not t.TempDir: its parent is 0700 and root's, which postgres cannot
-	// enter. The socket's path must stay short.
-	dir, err := os.MkdirTemp("", "zpg-")
+	dsn, stop, err := startCluster(durable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(stop)
+	return dsn
+}
+
+// startCluster starts a throwaway cluster, as Postgres describes (durable:
+// with fsync), and returns its DSN and what stops and removes it.
+func startCluster(durable bool) (dsn string, stop func(), err error) {
+	pgbin, err := bin()
+	if err != nil {
+		return "", nil, err
+	}
+	// Not a test's TempDir: its parent is 0700 and root's, which postgres
+	// cannot enter. The socket's path must stay short.
+	dir, err := os.MkdirTemp("", "zpg-")
+	if err != nil {
+		return "", nil, err
+	}
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	stops = append(stops, func() { os.RemoveAll(dir) })
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("running as root, PostgreSQL needs the postgres user: %v", err)
+			return "", nil, fmt.Errorf("running as root, PostgreSQL needs the postgres user: %v", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			return "", nil, err
 		}
 	}
 	command := func(name string, args ...string) *exec.Cmd {
@@ -73,39 +110,23 @@ func Postgres(t testing.TB) string {
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := command("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return "", nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	logf, err := os.Create(filepath.Join(dir, "postgres.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// pg_ctl starts the server in the background, not as this process's
+	// child: tests that look for the children a workspace left see none
+	// of PostgreSQL's.
 	const port = "5432"
-	srv := command("postgres", "-D", data, "-k", dir, "-p", port, "-c", "listen_addresses=", "-c", "fsync=off",
-		"-c", "synchronous_commit=off", "-c", "full_page_writes=off")
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+	logPath := filepath.Join(dir, "postgres.log")
+	opts := "-k " + dir + " -p " + port + " -c listen_addresses= -c max_connections=300"
+	if !durable {
+		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
-	t.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		logf.Close()
+	if out, err := command("pg_ctl", "-D", data, "-l", logPath, "-o", opts, "-w", "-t", "30", "start").CombinedOutput(); err != nil {
+		log, _ := os.ReadFile(logPath)
+		return "", nil, fmt.Errorf("PostgreSQL did not start: %v\n%s\n%s", err, out, log)
+	}
+	stops = append(stops, func() {
+		command("pg_ctl", "-D", data, "-m", "immediate", "-w", "-t", "20", "stop").Run()
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if command("pg_isready", "-q", "-h", dir, "-p", port, "-U", "postgres").Run() == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-			t.Fatalf("PostgreSQL did not start:\n%s", log)
-		}
-	}
-	return fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=disable", dir, port)
+	return fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=disable", dir, port), stop, nil
 }

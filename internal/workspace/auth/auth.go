@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // Role is a user's role in the workspace.
@@ -115,7 +117,10 @@ type Service struct {
 	// Bearer tokens known good, by hash, so that a token's every request
 	// does not read the database again. Only what DeleteToken changes is
 	// kept (users are never changed or deleted); a scoped token's servers
-	// are always read, since a deleted server's id is given again.
+	// are always read, since a deleted server's id is given again. On
+	// PostgreSQL, which replicas share, nothing is kept: another replica
+	// may delete a token.
+	shared  bool
 	mu      sync.Mutex
 	gen     uint64 // counts forget calls: a lookup older than one is not kept
 	bearers map[string]bearer
@@ -131,7 +136,7 @@ type bearer struct {
 
 // New returns the service on the workspace database.
 func New(db *sql.DB) *Service {
-	return &Service{db: db, now: time.Now, bearers: map[string]bearer{}}
+	return &Service{db: db, now: time.Now, bearers: map[string]bearer{}, shared: database.DialectOf(db) == database.PostgreSQL}
 }
 
 // forget drops every known token, after a token was deleted.
@@ -166,7 +171,12 @@ func (s *Service) EnsureOwner(ctx context.Context, name string) (int64, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
-	return s.CreateUser(ctx, name, Owner)
+	id, err = s.CreateUser(ctx, name, Owner)
+	if database.IsUnique(err) {
+		// Another replica made it first.
+		err = s.db.QueryRowContext(ctx, `SELECT id FROM users WHERE role = 'owner' ORDER BY id LIMIT 1`).Scan(&id)
+	}
+	return id, err
 }
 
 // CreateUser adds a user.
@@ -179,11 +189,11 @@ func (s *Service) CreateUser(ctx context.Context, name string, role Role) (int64
 	default:
 		return 0, fmt.Errorf("role %q: want owner, member or viewer", role)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`, name, role, stamp(s.now()))
-	if err != nil {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?) RETURNING id`, name, role, stamp(s.now())).Scan(&id); err != nil {
 		return 0, fmt.Errorf("add user %q: %w", name, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // usedLinksKept is how long a used or expired link is remembered, so that
@@ -235,8 +245,14 @@ func (s *Service) Login(ctx context.Context, token string) (session, user string
 	case expires < stamp(s.now()):
 		return "", "", &LinkError{Reason: "expired", User: user}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE login_links SET used_at = ? WHERE hash = ?`, stamp(s.now()), hash(token)); err != nil {
+	// Only the use that marks the link takes it: of two at once (two
+	// replicas), the other finds it used.
+	res, err := tx.ExecContext(ctx, `UPDATE login_links SET used_at = ? WHERE hash = ? AND used_at = ''`, stamp(s.now()), hash(token))
+	if err != nil {
 		return "", "", err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return "", "", &LinkError{Reason: "used", User: user}
 	}
 	session = randomToken()
 	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)`,
@@ -288,7 +304,7 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 				firstUse = n == 1
 			}
 			s.mu.Lock()
-			if s.gen == gen {
+			if s.gen == gen && !s.shared {
 				s.bearers[h] = b
 			}
 			s.mu.Unlock()
@@ -371,12 +387,8 @@ func (s *Service) CreateToken(ctx context.Context, userID int64, name string, se
 		}
 	}
 	token = TokenPrefix + randomToken()
-	res, err := tx.ExecContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at, scoped) VALUES (?, ?, ?, ?, ?)`,
-		userID, name, hash(token), stamp(s.now()), servers != nil)
-	if err != nil {
-		return 0, "", err
-	}
-	if id, err = res.LastInsertId(); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO tokens (user_id, name, hash, created_at, scoped) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		userID, name, hash(token), stamp(s.now()), servers != nil).Scan(&id); err != nil {
 		return 0, "", err
 	}
 	for _, sid := range scope {

@@ -59,6 +59,10 @@ type Options struct {
 	Servers *servers.Manager
 	Runtime *runtime.Runtime
 	Log     *slog.Logger // nil discards
+	// Shared says that replicas share the workspace's database: a Spec is
+	// then built for every call, never kept, since another replica may
+	// change its server.
+	Shared bool
 }
 
 // An Endpoint is the /mcp handler. It is safe for concurrent use.
@@ -198,6 +202,9 @@ func (e *Endpoint) Changed(id int64) {
 // spec returns the Spec of server id, from the cache while the runtime's
 // epoch of the server is the one it was built under.
 func (e *Endpoint) spec(ctx context.Context, id int64) (runtime.Spec, error) {
+	if e.o.Shared {
+		return e.o.Servers.Runnable(ctx, id)
+	}
 	e.mu.Lock()
 	s, ok := e.specs[id]
 	e.mu.Unlock()

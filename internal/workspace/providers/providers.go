@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 )
@@ -119,13 +120,9 @@ func (m *Manager) Save(ctx context.Context, actor string, p Provider, key Key) (
 	dropped := false
 	if p.ID == 0 {
 		action = "provider.create"
-		res, err := tx.ExecContext(ctx, `INSERT INTO providers (name, base_url, stream, default_model, models, api_key, key_set_by, updated_at)
-			VALUES (?, ?, ?, ?, '[]', NULL, '', ?)`, p.Name, p.BaseURL, p.Stream, p.DefaultModel, now)
-		if err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO providers (name, base_url, stream, default_model, models, api_key, key_set_by, updated_at)
+			VALUES (?, ?, ?, ?, '[]', NULL, '', ?) RETURNING id`, p.Name, p.BaseURL, p.Stream, p.DefaultModel, now).Scan(&p.ID); err != nil {
 			return Provider{}, taken(err)
-		}
-		if p.ID, err = res.LastInsertId(); err != nil {
-			return Provider{}, err
 		}
 	} else {
 		var oldURL string
@@ -186,7 +183,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // taken says a unique name was taken, or returns err.
 func taken(err error) error {
-	if strings.Contains(err.Error(), "UNIQUE") {
+	if database.IsUnique(err) {
 		return ErrTaken
 	}
 	return err

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/store"
 )
@@ -31,11 +32,7 @@ func newFixture(t *testing.T) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "zero.db")
-	db, err := store.Open(context.Background(), dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := databasetest.OpenAt(t, dbPath, store.Migrations())
 	key := make([]byte, 32)
 	rand.Read(key)
 	box, err := secrets.New(key)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/guard/spawn"
@@ -209,12 +210,11 @@ func (m *Manager) Create(ctx context.Context, actor string, c Config, s Secrets,
 	}
 	cfg, _ := json.Marshal(c)
 	now := stamp(m.now())
-	res, err := tx.ExecContext(ctx, `INSERT INTO servers (name, config, approved_fingerprint, enabled, encoding, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		c.Name, string(cfg), fingerprint, enable, encoding, now, now)
-	if err != nil {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO servers (name, config, approved_fingerprint, enabled, encoding, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		c.Name, string(cfg), fingerprint, enable, encoding, now, now).Scan(&id); err != nil {
 		return Server{}, err
 	}
-	id, _ := res.LastInsertId()
 	if err := m.sealSecrets(ctx, tx, id, p.Fingerprint, s, func(string, string) string { return actor }); err != nil {
 		return Server{}, err
 	}
@@ -261,7 +261,7 @@ func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerpri
 			}
 			detail["changed"] = strings.Join(ChangedFields(cur.config, p.Config), ",")
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE servers SET approved_fingerprint = ?, enabled = enabled OR ?, updated_at = ? WHERE id = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE servers SET approved_fingerprint = ?, enabled = CASE WHEN ? = 1 THEN 1 ELSE enabled END, updated_at = ? WHERE id = ?`,
 			fingerprint, enable, stamp(m.now()), id)
 		return "server.approve", detail, err
 	})
@@ -559,6 +559,17 @@ func (m *Manager) load(ctx context.Context, q querier, id int64) (*row, error) {
 	return r, err
 }
 
+// lockAndLoad is load, in a transaction that goes on to change the server:
+// on PostgreSQL the server's row stays locked until tx ends, so that the
+// changes of two replicas to one server take turns, each checking what the
+// other committed (see database.ForUpdate).
+func (m *Manager) lockAndLoad(ctx context.Context, tx *sql.Tx, id int64) (*row, error) {
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM servers WHERE id = ?`+database.ForUpdate(m.o.DB), id); err != nil {
+		return nil, err
+	}
+	return m.load(ctx, tx, id)
+}
+
 // change runs fn on server id in a transaction and records its action in
 // the audit log, with the server's name and the fingerprint of its
 // configuration after it.
@@ -568,7 +579,7 @@ func (m *Manager) change(ctx context.Context, id int64, actor string, fn func(*s
 		return Server{}, err
 	}
 	defer tx.Rollback()
-	cur, err := m.load(ctx, tx, id)
+	cur, err := m.lockAndLoad(ctx, tx, id)
 	if err != nil {
 		return Server{}, err
 	}
@@ -728,7 +739,8 @@ func (m *Manager) sealSecrets(ctx context.Context, q querier, id int64, fingerpr
 			if err != nil {
 				return err
 			}
-			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO secrets (server_id, kind, name, sealed, set_by) VALUES (?, ?, ?, ?, ?)`,
+			if _, err := q.ExecContext(ctx, `INSERT INTO secrets (server_id, kind, name, sealed, set_by) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (server_id, kind, name) DO UPDATE SET sealed = excluded.sealed, set_by = excluded.set_by`,
 				id, kind, name, sealed, setBy(kind, name)); err != nil {
 				return err
 			}

@@ -63,7 +63,9 @@ func loadToolSet(ctx context.Context, q querier, table string, id int64, fp stri
 // approveSet stores l as server id's approved tool set, for fp.
 func (m *Manager) approveSet(ctx context.Context, q querier, id int64, fp string, l toolSet, actor string) error {
 	tools, _ := json.Marshal(l.tools)
-	_, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO tool_sets (server_id, fingerprint, hash, tools, approved_by, approved_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err := q.ExecContext(ctx, `INSERT INTO tool_sets (server_id, fingerprint, hash, tools, approved_by, approved_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (server_id) DO UPDATE SET fingerprint = excluded.fingerprint, hash = excluded.hash, tools = excluded.tools,
+		approved_by = excluded.approved_by, approved_at = excluded.approved_at`,
 		id, fp, l.hash, string(tools), actor, stamp(m.now()))
 	return err
 }
@@ -96,7 +98,8 @@ func (m *Manager) listed(ctx context.Context, q querier, cur *row, fp string, l 
 		return runtime.Drift{}, false, err
 	}
 	tools, _ := json.Marshal(l.Tools)
-	if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO tool_listings (server_id, fingerprint, hash, tools, listed_at) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := q.ExecContext(ctx, `INSERT INTO tool_listings (server_id, fingerprint, hash, tools, listed_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (server_id) DO UPDATE SET fingerprint = excluded.fingerprint, hash = excluded.hash, tools = excluded.tools, listed_at = excluded.listed_at`,
 		cur.id, fp, l.Hash, string(tools), stamp(m.now())); err != nil {
 		return runtime.Drift{}, false, err
 	}
@@ -140,7 +143,7 @@ func (m *Manager) Observe(ctx context.Context, s runtime.Spec, l runtime.Listing
 		return err
 	}
 	defer tx.Rollback()
-	cur, err := m.load(ctx, tx, s.ServerID)
+	cur, err := m.lockAndLoad(ctx, tx, s.ServerID)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -226,7 +229,8 @@ func (m *Manager) SetToolEnabled(ctx context.Context, actor string, id int64, to
 			_, err = tx.ExecContext(ctx, `DELETE FROM tools_off WHERE server_id = ? AND name = ?`, id, tool)
 		} else {
 			action = "server.tool_disable"
-			_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO tools_off (server_id, name, set_by, set_at) VALUES (?, ?, ?, ?)`,
+			_, err = tx.ExecContext(ctx, `INSERT INTO tools_off (server_id, name, set_by, set_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (server_id, name) DO UPDATE SET set_by = excluded.set_by, set_at = excluded.set_at`,
 				id, tool, actor, stamp(m.now()))
 		}
 		return action, map[string]string{"tool": tool}, err

@@ -1,12 +1,14 @@
 // Package store owns the workspace's database schema: it opens the SQLite
-// file under $ZERO_HOME through package database, migrates it to the
-// current schema at start, and hands out a *sql.DB. Everything else speaks
-// database/sql, so another engine (Postgres, say) can take its place.
+// file under $ZERO_HOME, or a PostgreSQL database that replicas share,
+// through package database, migrates it to the current schema at start,
+// and hands out a *sql.DB. Everything else speaks database/sql, its
+// queries written once (see package database).
 package store
 
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/zero-dev/zero/internal/database"
 )
@@ -206,6 +208,12 @@ var migrations = []string{
 		set_by           TEXT NOT NULL,
 		set_at           TEXT NOT NULL
 	);`,
+	// 12: the replica that runs a run: a number each workspace takes when
+	// it opens (0 on SQLite, where one process owns the database). On
+	// PostgreSQL a replica holds an advisory lock on its number while it
+	// lives (package threads), so that a replica that starts ends the runs
+	// of replicas that are gone, and only theirs.
+	`ALTER TABLE thread_runs ADD COLUMN replica INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open opens (creating it if need be) the database file at path and
@@ -215,5 +223,16 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	return database.OpenSQLite(ctx, path, migrations)
 }
 
+// OpenPostgres opens the PostgreSQL database dsn names, which replicas of
+// a workspace share, and migrates it to the current schema: the same
+// migrations, through database.ForPostgres.
+func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
+	return database.OpenPostgres(ctx, dsn, migrations)
+}
+
 // Version is the schema version Open migrates to.
 func Version() int { return len(migrations) }
+
+// Migrations are the schema's migrations, for tests that open it through
+// databasetest.
+func Migrations() []string { return slices.Clone(migrations) }

@@ -40,12 +40,9 @@ func (s *Store) Request(ctx context.Context, rid int64, callID string, t ToolRef
 		return Approval{}, fmt.Errorf("%w: an approval needs a call id and a time to live", ErrInvalid)
 	}
 	exp := s.now().Add(ttl)
-	res, err := s.db.ExecContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, tool, tool_hash, fingerprint, status, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, rid, callID, t.ServerID, t.Tool, t.Hash, t.Fingerprint, Pending, stamp(exp))
-	if err != nil {
-		return Approval{}, err
-	}
-	id, err := res.LastInsertId()
+	var id int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, tool, tool_hash, fingerprint, status, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, rid, callID, t.ServerID, t.Tool, t.Hash, t.Fingerprint, Pending, stamp(exp)).Scan(&id)
 	return Approval{ID: id, Run: rid, CallID: callID, Tool: t, Status: Pending, Expires: exp}, err
 }
 

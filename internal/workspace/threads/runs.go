@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
+	mrand "math/rand/v2"
 	"time"
+
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // Run statuses: a run is running or waiting for an approval until it ends
@@ -59,15 +61,16 @@ func (s *Store) StartRun(ctx context.Context, id int64) (Run, error) {
 		return Run{}, err
 	}
 	now := s.now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO thread_runs (thread_id, status, started_at) VALUES (?, ?, ?)`, id, Running, stamp(now))
+	var rid int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_runs (thread_id, status, started_at, replica) VALUES (?, ?, ?, ?) RETURNING id`,
+		id, Running, stamp(now), s.replica).Scan(&rid)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if database.IsUnique(err) {
 			return Run{}, fmt.Errorf("%w: thread %d", ErrBusy, id)
 		}
 		return Run{}, err
 	}
-	rid, err := res.LastInsertId()
-	return Run{ID: rid, Thread: id, Status: Running, Started: now}, err
+	return Run{ID: rid, Thread: id, Status: Running, Started: now}, nil
 }
 
 // SetStatus moves run rid to status, with why for an end that is not
@@ -79,6 +82,11 @@ func (s *Store) SetStatus(ctx context.Context, rid int64, status, why string) (R
 		return Run{}, err
 	}
 	defer tx.Rollback()
+	// On PostgreSQL the run's row stays locked until tx ends: two
+	// replicas' moves of one run take turns (see database.ForUpdate).
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM thread_runs WHERE id = ?`+database.ForUpdate(s.db), rid); err != nil {
+		return Run{}, err
+	}
 	r, err := getRun(ctx, tx, rid)
 	if err != nil {
 		return Run{}, err
@@ -98,23 +106,125 @@ func (s *Store) SetStatus(ctx context.Context, rid int64, status, why string) (R
 	return r, tx.Commit()
 }
 
-// InterruptAll ends every run not ended as interrupted, saying why, and
-// cancels the approvals they waited for: a workspace that starts again
-// does not go on with the runs of the one before it, and an answer to one
-// of them allows nothing.
-func (s *Store) InterruptAll(ctx context.Context, why string) (int64, error) {
+// replicaLock is the first key of the PostgreSQL advisory locks replicas
+// hold on their numbers (the second is the number).
+const replicaLock = 0x7a657230 // "zer0"
+
+// JoinReplicas makes s one of the workspaces that share a PostgreSQL
+// database: it takes a number no live replica holds, holds an advisory
+// lock on it on a connection of its own until LeaveReplicas, and marks the
+// runs it starts with it. On SQLite, which one process owns, it does
+// nothing.
+func (s *Store) JoinReplicas(ctx context.Context) error {
+	if database.DialectOf(s.db) != database.PostgreSQL {
+		return nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		r := 1 + mrand.Int64N(1<<31-1)
+		var got bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?, ?)`, replicaLock, r).Scan(&got); err != nil {
+			conn.Close()
+			return err
+		}
+		if got {
+			s.replica, s.hold = r, conn
+			return nil
+		}
+	}
+}
+
+// LeaveReplicas lets go of the number JoinReplicas took: another replica
+// that starts then ends the runs s left.
+func (s *Store) LeaveReplicas() {
+	if s.hold != nil {
+		// The connection goes back to the pool, still open: the lock is
+		// let go first. (A process that dies lets go with its connections.)
+		s.hold.ExecContext(context.Background(), `SELECT pg_advisory_unlock(?, ?)`, replicaLock, s.replica)
+		s.hold.Close()
+		s.hold = nil
+	}
+}
+
+// InterruptOrphans ends as interrupted, saying why, every run not ended
+// whose workspace is gone, and cancels the approvals they waited for: a
+// workspace that starts again does not go on with the runs of the one
+// before it, and an answer to one of them allows nothing. On SQLite that
+// is every run (one process owns the database); on PostgreSQL, the runs of
+// replicas whose advisory lock is free, never a live replica's.
+func (s *Store) InterruptOrphans(ctx context.Context, why string) (int64, error) {
+	if s.hold == nil {
+		return s.interrupt(ctx, why, `1 = 1`)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT replica FROM thread_runs WHERE status IN (?, ?)`, Running, WaitingApproval)
+	if err != nil {
+		return 0, err
+	}
+	var replicas []int64
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		replicas = append(replicas, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, r := range replicas {
+		gone, err := s.gone(ctx, r)
+		if err != nil {
+			return total, err
+		}
+		if !gone {
+			continue
+		}
+		n, err := s.interrupt(ctx, why, `replica = ?`, r)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// gone reports whether replica r's workspace is gone: its lock is free
+// (taken and let go again here).
+func (s *Store) gone(ctx context.Context, r int64) (bool, error) {
+	if r == s.replica {
+		return false, nil
+	}
+	var got bool
+	if err := s.hold.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?, ?)`, replicaLock, r).Scan(&got); err != nil || !got {
+		return false, err
+	}
+	_, err := s.hold.ExecContext(ctx, `SELECT pg_advisory_unlock(?, ?)`, replicaLock, r)
+	return true, err
+}
+
+// interrupt ends the runs that have not ended of the replicas where
+// (a condition on thread_runs, with its args) holds, and cancels the
+// pending approvals of all their runs.
+func (s *Store) interrupt(ctx context.Context, why, where string, args ...any) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
 	now := stamp(s.now())
-	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ? WHERE status = ?`,
-		AnswerCancel, now, Pending); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ?
+		WHERE status = ? AND run_id IN (SELECT id FROM thread_runs WHERE `+where+`)`,
+		append([]any{AnswerCancel, now, Pending}, args...)...); err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
-		Interrupted, why, now, Running, WaitingApproval)
+	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?) AND `+where,
+		append([]any{Interrupted, why, now, Running, WaitingApproval}, args...)...)
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zero-dev/zero/internal/database"
 )
 
 // Bounds.
@@ -88,6 +90,11 @@ type Store struct {
 	beat     time.Duration // Heartbeat, but in tests
 	prepMu   sync.Mutex
 	prepared *appendStmts
+	// replica is the number the runs this store starts are marked with,
+	// and hold the connection that holds its advisory lock (on PostgreSQL,
+	// after JoinReplicas).
+	replica int64
+	hold    *sql.Conn
 }
 
 // New returns a store on db whose threads' folders are made in dir
@@ -139,12 +146,8 @@ func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 	}
 	defer tx.Rollback()
 	now := s.now()
-	res, err := tx.ExecContext(ctx, `INSERT INTO threads (title, runtime, provider, model, forked_from, forked_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.Title, t.Runtime, t.Provider, t.Model, t.ForkedFrom, t.ForkedAt, stamp(now), stamp(now))
-	if err != nil {
-		return Thread{}, err
-	}
-	if t.ID, err = res.LastInsertId(); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO threads (title, runtime, provider, model, forked_from, forked_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, t.Title, t.Runtime, t.Provider, t.Model, t.ForkedFrom, t.ForkedAt, stamp(now), stamp(now)).Scan(&t.ID); err != nil {
 		return Thread{}, err
 	}
 	if err := index(ctx, tx, t.ID, 0, t.Title); err != nil {
@@ -530,12 +533,17 @@ type Hit struct {
 // is matched as a word (or a word's start, with a trailing *), never read as
 // FTS5 query syntax.
 func (s *Store) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	match := ftsQuery(query)
+	// The dialects' full-text searches: FTS5's MATCH, PostgreSQL's @@
+	// over the GIN index's expression.
+	match, where := ftsQuery(query), `thread_search MATCH ?`
+	if database.DialectOf(s.db) == database.PostgreSQL {
+		match, where = tsQuery(query), `to_tsvector('simple', f.text) @@ to_tsquery('simple', ?)`
+	}
 	if match == "" {
 		return nil, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT f.thread_id, f.seq FROM thread_search f JOIN threads t ON t.id = f.thread_id
-		WHERE thread_search MATCH ? ORDER BY t.updated_at DESC, t.id DESC, f.seq`, match)
+		WHERE `+where+` ORDER BY t.updated_at DESC, t.id DESC, f.seq`, match)
 	if err != nil {
 		return nil, err
 	}
@@ -562,18 +570,31 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]Hit, err
 // quote inside a word is doubled, and a trailing * is kept as a prefix
 // search.
 func ftsQuery(query string) string {
+	return searchTerms(query, func(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }, "*", " AND ")
+}
+
+// tsQuery is ftsQuery for PostgreSQL's to_tsquery: each word a quoted
+// lexeme (its quotes and backslashes escaped), a prefix with ":*".
+func tsQuery(query string) string {
+	quote := strings.NewReplacer(`'`, `''`, `\`, `\\`)
+	return searchTerms(query, func(w string) string { return `'` + quote.Replace(w) + `'` }, ":*", " & ")
+}
+
+// searchTerms quotes each word of query, marks those that end in * as
+// prefixes, and joins them with and.
+func searchTerms(query string, quote func(string) string, prefix, and string) string {
 	var terms []string
 	for _, w := range strings.Fields(query) {
-		prefix := strings.HasSuffix(w, "*")
+		isPrefix := strings.HasSuffix(w, "*")
 		w = strings.TrimRight(w, "*")
 		if w == "" {
 			continue
 		}
-		term := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		if prefix {
-			term += "*"
+		term := quote(w)
+		if isPrefix {
+			term += prefix
 		}
 		terms = append(terms, term)
 	}
-	return strings.Join(terms, " AND ")
+	return strings.Join(terms, and)
 }

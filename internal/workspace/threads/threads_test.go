@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/workspace/store"
 )
 
@@ -23,11 +24,7 @@ func newStore(t testing.TB) *Store {
 // storeIn is newStore in dir.
 func storeIn(t testing.TB, dir string) *Store {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "zero.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := databasetest.OpenAt(t, filepath.Join(dir, "zero.db"), store.Migrations())
 	return New(db, filepath.Join(dir, "workspace", "threads"))
 }
 
