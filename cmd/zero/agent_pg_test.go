@@ -198,15 +198,14 @@ func TestAgentRunAndApproveOnPostgres(t *testing.T) {
 }
 
 // TestAgentRecordsOneChainOnPostgres: eight `zero agent run --database`
-// processes at once, each in its own home, append their task records to one
-// chain: it holds eight records of eight tasks and verifies; a record
-// changed in the table makes `zero agent records --verify --database` fail.
+// processes at once on a new database, each in its own home, make the
+// tables once and append their task records to one chain: it holds eight
+// records of eight tasks and verifies; a record changed in the table makes
+// `zero agent records --verify --database` fail.
 func TestAgentRecordsOneChainOnPostgres(t *testing.T) {
 	dsn := databasetest.Postgres(t)
 	checkout, _ := agentRepo(t)
 	modelURL := modelServer(t, readmeFix)
-	// The first run makes the tables, so that the others only migrate
-	// nothing (see the limits in docs/scale-out.md).
 	runOnce := func() error {
 		cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--database", dsn)
 		cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelURL)
@@ -216,11 +215,8 @@ func TestAgentRecordsOneChainOnPostgres(t *testing.T) {
 		}
 		return nil
 	}
-	if err := runOnce(); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
-	for range 7 {
+	for range 8 {
 		wg.Go(func() {
 			if err := runOnce(); err != nil {
 				t.Error(err)
@@ -454,4 +450,35 @@ func BenchmarkAgentWebhooks(b *testing.B) {
 			c.Wait()
 		}
 	}
+}
+
+// TestAgentWorkersStartTogether: four `zero agent serve --database`
+// workers started at the same moment on a new, empty database all start
+// (the tables are made once, under an advisory lock, not raced for).
+func TestAgentWorkersStartTogether(t *testing.T) {
+	dsn := databasetest.Postgres(t)
+	operator := filepath.Join(t.TempDir(), "operator.yml")
+	os.WriteFile(operator, []byte("ceiling: observe\n"), 0o644)
+	var wg sync.WaitGroup
+	for range 4 {
+		cmd := exec.Command(zeroBinary(t), "agent", "serve", "--addr", "127.0.0.1:0", "--config", operator, "--database", dsn)
+		cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), "http://127.0.0.1:1/v1")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		wg.Go(func() {
+			var said []string
+			for lines := bufio.NewScanner(stderr); lines.Scan(); {
+				if strings.Contains(lines.Text(), "receives webhooks at ") {
+					go io.Copy(io.Discard, stderr)
+					return
+				}
+				said = append(said, lines.Text())
+			}
+			t.Errorf("a worker did not start: %s", strings.Join(said, "\n"))
+		})
+	}
+	wg.Wait()
 }

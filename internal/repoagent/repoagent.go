@@ -130,30 +130,65 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	a.secrets = append(a.secrets, a.hooks.HMAC, a.hooks.GitLab, a.token)
 	var err error
 	if o.DatabaseURL != "" {
-		if a.state, err = state.OpenPostgres(ctx, o.DatabaseURL); err != nil {
-			return nil, err
-		}
 		if a.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
-			a.state.Close()
 			return nil, err
 		}
-	} else if a.state, err = state.Open(ctx, a.dir); err != nil {
+		if a.state, a.records, err = openShared(ctx, a.pool, o.DatabaseURL, true); err != nil {
+			a.pool.Close()
+			return nil, err
+		}
+		return a, nil
+	}
+	if a.state, err = state.Open(ctx, a.dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		a.Close()
 		return nil, err
 	}
-	if a.pool != nil {
-		a.records, err = record.OpenTable(ctx, a.state.DB, database.PostgreSQL)
-	} else {
-		a.records, err = record.Open(a.RecordsFile())
-	}
-	if err != nil {
+	if a.records, err = record.Open(a.RecordsFile()); err != nil {
 		a.Close()
 		return nil, err
 	}
 	return a, nil
+}
+
+// setupLock is the PostgreSQL advisory lock a worker holds while it makes
+// or migrates the tables (the state's, the records', River's), so that
+// workers starting at once on a new database do not race to make them
+// (PostgreSQL refuses the second CREATE TABLE of a table being made).
+const setupLock = 0x7a65726f61676e74 // "zeroagnt"
+
+// openShared opens the state and the records' chain in the PostgreSQL
+// database dsn names, and migrates River's tables if queue, each under
+// setupLock, taken on a connection of pool.
+func openShared(ctx context.Context, pool *database.Pool, dsn string, queue bool) (_ *state.State, _ *record.Log, err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(setupLock)); err != nil {
+		return nil, nil, fmt.Errorf("lock the PostgreSQL database for its tables: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(setupLock)); uerr != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx)) // the session, and with it the lock, ends
+		}
+	}()
+	st, err := state.OpenPostgres(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := record.OpenTable(ctx, st.DB, database.PostgreSQL)
+	if err == nil && queue {
+		err = migrateQueue(ctx, riverpgxv5.New(pool))
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, recs, nil
 }
 
 // SharedRecords names the task records' chain in a PostgreSQL database,
@@ -192,14 +227,16 @@ func VerifyRecords(ctx context.Context, home, databaseURL string) (where string,
 // withSharedRecords opens the state in the PostgreSQL database, with the
 // records' table (empty if no worker wrote one yet), for f.
 func withSharedRecords(ctx context.Context, databaseURL string, f func(*sql.DB) error) error {
-	st, err := state.OpenPostgres(ctx, databaseURL)
+	pool, err := database.OpenPool(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st, _, err := openShared(ctx, pool, databaseURL, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := record.OpenTable(ctx, st.DB, database.PostgreSQL); err != nil {
-		return err
-	}
 	return f(st.DB)
 }
 
@@ -212,7 +249,10 @@ func (a *Agent) Close() error {
 	if a.pool != nil {
 		a.pool.Close()
 	}
-	return errors.Join(append(errs, a.state.Close())...)
+	if a.state != nil {
+		errs = append(errs, a.state.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // RecordsFile is the task record log's path, without Options.DatabaseURL.
@@ -322,6 +362,20 @@ func JobTaskID(id int64, created time.Time) string {
 	return created.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(sum[:4])
 }
 
+// migrateQueue migrates River's tables on driver's database; on
+// PostgreSQL, openShared did it under setupLock, and this finds nothing to
+// do.
+func migrateQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue migrations: %w", err)
+	}
+	return nil
+}
+
 // A queue is River's client, whichever database it is on.
 type queue struct {
 	insert func(context.Context, taskArgs) error
@@ -332,12 +386,8 @@ type queue struct {
 // client with the task worker: two workers, three attempts, o's task
 // timeout and rescue.
 func startQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], workers *river.Workers, o ServeOptions) (queue, error) {
-	migrator, err := rivermigrate.New(driver, nil)
-	if err != nil {
+	if err := migrateQueue(ctx, driver); err != nil {
 		return queue{}, err
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return queue{}, fmt.Errorf("queue migrations: %w", err)
 	}
 	client, err := river.NewClient(driver, &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
