@@ -43,15 +43,19 @@ own value, every 30 seconds.
 			if len(args) > 0 {
 				return usagef("unexpected or missing arguments %q", args)
 			}
+			o := repoagent.ServeOptions{Addr: *addr, AllowRemote: *allowRemote, TaskTimeout: *taskTimeout, RescueAfter: *rescueAfter,
+				Ready: func(url string) {
+					fmt.Fprintf(stdio.Err, "Agent Zero receives webhooks at %s/webhooks/{github,gitlab,gitea}\n", url)
+				}}
+			if err := o.Check(); err != nil {
+				return usagef("%v", err)
+			}
 			a, err := openAgent(ctx, stdio, *config, *dbURL)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			return a.Serve(ctx, repoagent.ServeOptions{Addr: *addr, AllowRemote: *allowRemote, TaskTimeout: *taskTimeout, RescueAfter: *rescueAfter,
-				Ready: func(url string) {
-					fmt.Fprintf(stdio.Err, "Agent Zero receives webhooks at %s/webhooks/{github,gitlab,gitea}\n", url)
-				}})
+			return a.Serve(ctx, o)
 		},
 	}
 }

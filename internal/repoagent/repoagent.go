@@ -425,9 +425,9 @@ type ServeOptions struct {
 	Ready       func(url string) // called with the base URL once it listens
 }
 
-// check fills in o's defaults and refuses a rescue that could take a task
-// still running.
-func (o *ServeOptions) check() error {
+// Check fills in o's defaults and refuses a rescue that could take a task
+// still running; Serve calls it too.
+func (o *ServeOptions) Check() error {
 	if o.TaskTimeout == 0 {
 		o.TaskTimeout = TaskTimeout
 	}
@@ -446,7 +446,7 @@ func (o *ServeOptions) check() error {
 // Serve receives webhooks until ctx is done, and works the queued events
 // with two workers.
 func (a *Agent) Serve(ctx context.Context, o ServeOptions) error {
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return err
 	}
 	l, err := localhttp.CheckAddr(o.Addr, o.AllowRemote)

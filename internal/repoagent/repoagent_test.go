@@ -32,11 +32,11 @@ func TestServeRefusesARescueWithinTheTaskTimeout(t *testing.T) {
 		}
 	}
 	o := ServeOptions{TaskTimeout: 15 * time.Second}
-	if err := o.check(); err != nil || o.RescueAfter != 15*time.Second+RescueMargin {
+	if err := o.Check(); err != nil || o.RescueAfter != 15*time.Second+RescueMargin {
 		t.Errorf("the default rescue: %v %v", o.RescueAfter, err)
 	}
 	o = ServeOptions{}
-	if err := o.check(); err != nil || o.TaskTimeout != TaskTimeout || o.RescueAfter != TaskTimeout+RescueMargin {
+	if err := o.Check(); err != nil || o.TaskTimeout != TaskTimeout || o.RescueAfter != TaskTimeout+RescueMargin {
 		t.Errorf("the defaults: %+v %v", o, err)
 	}
 }
