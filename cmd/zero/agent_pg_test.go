@@ -266,6 +266,27 @@ func TestAgentRecordsOneChainOnPostgres(t *testing.T) {
 // task), with the fix; the shared chain holds one record, applied, and
 // verifies; the job completed in its second attempt, by the other worker.
 func TestAgentKill9MidTaskRetriedOnce(t *testing.T) {
+	if outcome := killMidTask(t, false); outcome != "outcome=applied reason=chain_held" {
+		t.Errorf("the retry's record: %s", outcome)
+	}
+}
+
+// TestAgentKill9AfterThePush: as TestAgentKill9MidTaskRetriedOnce, but the
+// worker is killed after its push landed and before its record (the test
+// holds the records' advisory lock, so the append waits) and the job's
+// completion. The retry on the other worker pushes nothing: the one
+// agent-zero branch is still at the first attempt's commit, and the chain
+// holds one record, the retry's, failed with branch_exists.
+func TestAgentKill9AfterThePush(t *testing.T) {
+	if outcome := killMidTask(t, true); outcome != "outcome=failed reason=branch_exists" {
+		t.Errorf("the retry's record: %s", outcome)
+	}
+}
+
+// killMidTask runs the kill -9 test: in the check, or (afterPush) once the
+// push has landed; it checks the job, the one branch and the chain of one
+// record, and returns that record's outcome and reason.
+func killMidTask(t *testing.T, afterPush bool) (outcome string) {
 	dsn := databasetest.Postgres(t)
 	fifos := t.TempDir()
 	started := filepath.Join(fifos, "started")
@@ -332,27 +353,58 @@ func TestAgentKill9MidTaskRetriedOnce(t *testing.T) {
 		return 0
 	}
 
-	if st := sendPullRequest(t, base, checkout, "hook-secret-e2e"); st != 202 {
-		t.Fatalf("the signed webhook: %d", st)
+	releaseCheck := func(pid int) {
+		f, err := os.OpenFile(filepath.Join(fifos, fmt.Sprint("release.", pid)), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
 	}
-	first := next("the first attempt")
-	workers[first].Process.Kill() // SIGKILL, mid-check
-	workers[first].Wait()
-	second := next("the retry")
-	if second == first {
-		t.Fatalf("the retry ran on the killed worker %d", first)
-	}
-	f, err := os.OpenFile(filepath.Join(fifos, fmt.Sprint("release.", second)), os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var hold *sql.Conn
+	if afterPush {
+		// audit.Table's advisory lock ("zeroaudt"), held on one session: the
+		// first attempt's record waits for it, after its push.
+		if hold, err = db.Conn(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer hold.Close()
+		if _, err := hold.ExecContext(context.Background(), `SELECT pg_advisory_lock($1)`, int64(0x7a65726f61756474)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if st := sendPullRequest(t, base, checkout, "hook-secret-e2e"); st != 202 {
+		t.Fatalf("the signed webhook: %d", st)
+	}
+	first := next("the first attempt")
+	var pushed string
+	if afterPush {
+		releaseCheck(first)
+		for deadline := time.Now().Add(60 * time.Second); pushed == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			pushed = testgit.Run(t, bare, "for-each-ref", "--format=%(objectname)", "refs/heads/agent-zero/")
+		}
+		if pushed == "" {
+			t.Fatal("the first attempt pushed nothing")
+		}
+	}
+	workers[first].Process.Kill() // SIGKILL, mid-check or before the record
+	workers[first].Wait()
+	if afterPush {
+		if _, err := hold.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(0x7a65726f61756474)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := next("the retry")
+	if second == first {
+		t.Fatalf("the retry ran on the killed worker %d", first)
+	}
+	releaseCheck(second)
+
 	var (
 		id                int64
 		state             string
@@ -377,6 +429,10 @@ func TestAgentKill9MidTaskRetriedOnce(t *testing.T) {
 	if got := testgit.Run(t, bare, "show", branches+":README.md"); got != "hello" {
 		t.Errorf("the pushed README: %q", got)
 	}
+	commit := testgit.Run(t, bare, "rev-parse", branches)
+	if afterPush && commit != pushed {
+		t.Errorf("the branch moved from the first attempt's %s to %s", pushed, commit)
+	}
 	env := agentEnv(filepath.Join(t.TempDir(), "home"), "http://127.0.0.1:1/v1")
 	verify := exec.Command(zeroBinary(t), "agent", "records", "--verify", "--database", dsn)
 	verify.Env = env
@@ -385,9 +441,18 @@ func TestAgentKill9MidTaskRetriedOnce(t *testing.T) {
 	}
 	list := exec.Command(zeroBinary(t), "agent", "records", "--database", dsn)
 	list.Env = env
-	if out, err := list.CombinedOutput(); err != nil || !strings.Contains(string(out), "task="+task+" outcome=applied") {
-		t.Errorf("zero agent records --database: %v\n%s", err, out)
+	out, err := list.CombinedOutput()
+	_, rest, ok := strings.Cut(string(out), " task="+task+" ")
+	if err != nil || !ok {
+		t.Fatalf("zero agent records --database: %v\n%s", err, out)
 	}
+	fields := strings.Fields(rest)
+	for _, f := range fields {
+		if strings.HasPrefix(f, "outcome=") || strings.HasPrefix(f, "reason=") {
+			outcome = strings.TrimSpace(outcome + " " + f)
+		}
+	}
+	return outcome
 }
 
 // BenchmarkAgentWebhooks: signed webhook deliveries per second that one
