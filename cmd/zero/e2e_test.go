@@ -32,7 +32,7 @@ var (
 )
 
 // zeroBinary builds the real zero binary once per test run.
-func zeroBinary(t *testing.T) string {
+func zeroBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "zero-e2e-")

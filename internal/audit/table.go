@@ -86,27 +86,28 @@ func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
 // here), and each names the hash of the one before. It returns how many
 // records there are, or a [*VerifyError] for the first bad one.
 // db is a database or a transaction.
-func VerifyTable(ctx context.Context, db querier) (int, error) {
-	return verifyTable(ctx, db, nil)
+func VerifyTable(ctx context.Context, db Querier) (int, error) {
+	return walkTable(ctx, db, nil)
 }
 
-// ReadTable verifies the chain in db, as [VerifyTable] does, and returns
-// its records; if it does not verify, the records before the first bad one
-// with the error.
-func ReadTable(ctx context.Context, db querier) ([]Record, error) {
+// ReadTable returns the records of the chain in db, after verifying it as
+// VerifyTable does; on a bad record it returns the error and no records.
+func ReadTable(ctx context.Context, db Querier) ([]Record, error) {
 	var out []Record
-	_, err := verifyTable(ctx, db, func(r Record) { out = append(out, r) })
-	return out, err
+	if _, err := walkTable(ctx, db, func(r Record) { out = append(out, r) }); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// A querier is a database or a transaction.
-type querier interface {
+// A Querier is a database or a transaction.
+type Querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }
 
-// verifyTable is VerifyTable, calling visit with each record that checks
-// out, in order.
-func verifyTable(ctx context.Context, db querier, visit func(Record)) (int, error) {
+// walkTable verifies the chain in db, giving each good record to each if
+// it is not nil.
+func walkTable(ctx context.Context, db Querier, each func(Record)) (int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT seq, time, actor, action, target, fingerprint, detail, prev, hash FROM audit_records ORDER BY seq`)
 	if err != nil {
 		return 0, err
@@ -143,8 +144,8 @@ func verifyTable(ctx context.Context, db querier, visit func(Record)) (int, erro
 			return n, bad(r.Seq, n, ErrModified, "its fields do not hash to its hash")
 		}
 		prev = r.Hash
-		if visit != nil {
-			visit(r)
+		if each != nil {
+			each(r)
 		}
 	}
 	return n, rows.Err()

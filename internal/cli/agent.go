@@ -19,7 +19,8 @@ made only when every step of the authorization chain holds (mode, autofix,
 confidence, Zero's own risk class of the diff, the repository's checks,
 isolation), and then only on a new agent-zero/ branch pushed to the remote.
 
-Files: $ZERO_HOME/agent (agent.db, records.log, operator.yml).
+Files: $ZERO_HOME/agent (agent.db, records.log, operator.yml); with
+--database, the state, the queue and the records are in PostgreSQL.
 Environment: AGENT_ZERO_MODEL_BASE_URL, AGENT_ZERO_MODEL_API_KEY,
 AGENT_ZERO_MODEL, AGENT_ZERO_WEBHOOK_SECRET, AGENT_ZERO_GITLAB_TOKEN,
 AGENT_ZERO_GITHUB_TOKEN.
@@ -39,7 +40,7 @@ func defineConfigFlag(fs *flag.FlagSet) *string {
 // defineDatabaseFlag adds --database, the PostgreSQL database workers
 // share.
 func defineDatabaseFlag(fs *flag.FlagSet) *string {
-	return fs.String("database", "", "keep the state and the work queue in the PostgreSQL database `URL` (postgres://...), which several workers may share")
+	return fs.String("database", "", "keep the state, the work queue and the task records in the PostgreSQL database `URL` (postgres://...), which several workers may share")
 }
 
 func openAgent(ctx context.Context, stdio Stdio, operatorFile, databaseURL string) (*repoagent.Agent, error) {

@@ -6,22 +6,23 @@ import (
 	"fmt"
 
 	"github.com/zero-dev/zero/internal/repoagent"
-	"github.com/zero-dev/zero/internal/repoagent/record"
 )
 
 func agentRecordsCommand() *Command {
 	fs := flag.NewFlagSet("zero agent records", flag.ContinueOnError)
 	verify := fs.Bool("verify", false, "verify the records' hash chain and head instead of listing them")
+	dbURL := fs.String("database", "", "read the chain the workers share in the PostgreSQL database `URL` (zero agent serve --database)")
 	return &Command{
 		Name:      "records",
-		UsageLine: "agent records [--verify]",
+		UsageLine: "agent records [--verify] [--database URL]",
 		Short:     "list the redacted, hash-chained task records, or verify them",
 		Long: `Records lists the task records in $ZERO_HOME/agent/records.log, one a line.
 With --verify it checks their hash chain instead, and exits 1 when it is
-broken.
+broken. With --database, the records are the chain the workers share in
+that PostgreSQL database.
 `,
 		Flag: fs,
-		Run: func(_ context.Context, stdio Stdio, args []string) error {
+		Run: func(ctx context.Context, stdio Stdio, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected arguments %q", args)
 			}
@@ -29,16 +30,19 @@ broken.
 			if err != nil {
 				return usagef("%v", err)
 			}
-			path := repoagent.RecordsPath(home)
 			if *verify {
-				n, err := record.Verify(path)
+				where, n, err := repoagent.VerifyRecords(ctx, home, *dbURL)
 				if err != nil {
-					return fmt.Errorf("%s is not whole: %w", path, err)
+					return fmt.Errorf("%s is not whole: %w", where, err)
 				}
-				fmt.Fprintf(stdio.Out, "%s: %d records, chain and head intact\n", path, n)
+				intact := "chain and head intact"
+				if *dbURL != "" {
+					intact = "chain intact" // a table has no head file
+				}
+				fmt.Fprintf(stdio.Out, "%s: %d records, %s\n", where, n, intact)
 				return nil
 			}
-			recs, err := record.Read(path)
+			_, recs, err := repoagent.ReadRecords(ctx, home, *dbURL)
 			if err != nil {
 				return err
 			}

@@ -21,15 +21,18 @@ func agentRunCommand() *Command {
 	eventFile := fs.String("event", "", "a JSON event `FILE`, as webhook parsing produces, for a run on its behalf")
 	mode := fs.String("mode", "observe", "the `MODE`: observe, fix or autonomous; it can only lower the mode")
 	name := fs.String("name", "", "the repository's `OWNER/NAME`, for the report and record")
+	dbURL := defineDatabaseFlag(fs)
 	return &Command{
 		Name:      "run",
-		UsageLine: "agent run --repo PATH [--event FILE] [--mode observe|fix|autonomous] [--name OWNER/NAME] [--config FILE]",
+		UsageLine: "agent run --repo PATH [--event FILE] [--mode observe|fix|autonomous] [--name OWNER/NAME] [--config FILE] [--database URL]",
 		Short:     "review a local checkout and print a report; observes by default",
 		Long: `Run reviews a checkout with the model and prints a report. It never writes
 to the checkout. --mode can only lower the mode: the effective mode is the
 least of the operator's ceiling, the repository's .agent-zero.yml (read from
 its default branch) and --mode; the report says which of them capped it.
-It exits 1 when the task failed or was interrupted.
+It exits 1 when the task failed or was interrupted. With --database, a
+change held for approval and the task record go to the PostgreSQL database
+the workers share (zero agent serve --database), not to $ZERO_HOME.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -56,7 +59,7 @@ It exits 1 when the task failed or was interrupted.
 					return usagef("--event %s: %v", *eventFile, err)
 				}
 			}
-			a, err := openAgent(ctx, stdio, *config, "")
+			a, err := openAgent(ctx, stdio, *config, *dbURL)
 			if err != nil {
 				return err
 			}

@@ -1,13 +1,17 @@
 // Package repoagent is Agent Zero, `zero agent`: repository automation that
 // observes by default. It wires the pieces: the operator's configuration,
 // credentials from fixed environment variables only, Agent Zero's state
-// and task records under $ZERO_HOME/agent, one run on a checkout (package
-// run), approvals of held changes, and the webhook receiver with its
-// durable queue (River on SQLite) and workers.
+// and task records under $ZERO_HOME/agent (or, with a database URL, in a
+// PostgreSQL database several workers share), one run on a checkout
+// (package run), approvals of held changes, and the webhook receiver with
+// its durable queue (River on SQLite or PostgreSQL) and workers.
 package repoagent
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -24,6 +29,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/model"
@@ -37,11 +43,19 @@ import (
 // DefaultAddr is where `zero agent serve` listens.
 const DefaultAddr = "127.0.0.1:7078"
 
-// TaskTimeout bounds one queued task: a model review, then up to 20 checks
-// (run twice when the change touches its tests) of at most the operator's
-// checkTimeout each would not fit in River's default minute. A task cut
-// by it is recorded as interrupted.
+// TaskTimeout is the default bound on one queued task (ServeOptions): a
+// model review, then up to 20 checks (run twice when the change touches
+// its tests) of at most the operator's checkTimeout each would not fit in
+// River's default minute. A task cut by it is recorded as interrupted.
 const TaskTimeout = time.Hour
+
+// RescueMargin is how much longer than the task timeout a task must have
+// been running before River takes it for stuck (its worker killed or cut
+// off) and retries it, unless ServeOptions says otherwise.
+const RescueMargin = 10 * time.Minute
+
+// MinTaskTimeout is the shortest task timeout Serve accepts.
+const MinTaskTimeout = time.Second
 
 // The environment variables Agent Zero reads, and no others (besides
 // those package model reads: AGENT_ZERO_MODEL_BASE_URL,
@@ -59,9 +73,9 @@ type Options struct {
 	Getenv       func(string) string // reads the environment (the CLI passes os.Getenv); nil: an empty one
 	Stderr       io.Writer
 	// DatabaseURL, if set, names a PostgreSQL database that holds the state
-	// (held changes, the delivery ledger) and the work queue instead of
-	// Home/agent/agent.db, which several workers on several machines may
-	// share. The task records stay in each worker's Home.
+	// (held changes, the delivery ledger), the work queue and the task
+	// records' hash chain instead of Home/agent, which several workers on
+	// several machines may share.
 	DatabaseURL string
 }
 
@@ -116,14 +130,16 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	a.secrets = append(a.secrets, a.hooks.HMAC, a.hooks.GitLab, a.token)
 	var err error
 	if o.DatabaseURL != "" {
-		if a.state, err = state.OpenPostgres(ctx, o.DatabaseURL); err != nil {
-			return nil, err
-		}
 		if a.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
-			a.state.Close()
 			return nil, err
 		}
-	} else if a.state, err = state.Open(ctx, a.dir); err != nil {
+		if a.state, a.records, err = openShared(ctx, a.pool, o.DatabaseURL, true); err != nil {
+			a.pool.Close()
+			return nil, err
+		}
+		return a, nil
+	}
+	if a.state, err = state.Open(ctx, a.dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
@@ -137,6 +153,93 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	return a, nil
 }
 
+// setupLock is the PostgreSQL advisory lock a worker holds while it makes
+// or migrates the tables (the state's, the records', River's), so that
+// workers starting at once on a new database do not race to make them
+// (PostgreSQL refuses the second CREATE TABLE of a table being made).
+const setupLock = 0x7a65726f61676e74 // "zeroagnt"
+
+// openShared opens the state and the records' chain in the PostgreSQL
+// database dsn names, and migrates River's tables if queue, each under
+// setupLock, taken on a connection of pool.
+func openShared(ctx context.Context, pool *database.Pool, dsn string, queue bool) (_ *state.State, _ *record.Log, err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(setupLock)); err != nil {
+		return nil, nil, fmt.Errorf("lock the PostgreSQL database for its tables: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(setupLock)); uerr != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx)) // the session, and with it the lock, ends
+		}
+	}()
+	st, err := state.OpenPostgres(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := record.OpenTable(ctx, st.DB, database.PostgreSQL)
+	if err == nil && queue {
+		err = migrateQueue(ctx, riverpgxv5.New(pool))
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, recs, nil
+}
+
+// SharedRecords names the task records' chain in a PostgreSQL database,
+// for a person: never the database's URL, which may hold a password.
+const SharedRecords = "the shared chain in PostgreSQL (audit_records)"
+
+// ReadRecords returns the task records, verified: the shared chain in the
+// PostgreSQL database databaseURL names, else the log under home; where
+// names which, for a person.
+func ReadRecords(ctx context.Context, home, databaseURL string) (where string, recs []audit.Record, err error) {
+	if databaseURL == "" {
+		recs, err = record.Read(RecordsPath(home))
+		return RecordsPath(home), recs, err
+	}
+	err = withSharedRecords(ctx, databaseURL, func(db *sql.DB) (err error) {
+		recs, err = record.ReadTable(ctx, db)
+		return err
+	})
+	return SharedRecords, recs, err
+}
+
+// VerifyRecords verifies the task records' chain, as ReadRecords finds
+// it, and returns how many records it holds.
+func VerifyRecords(ctx context.Context, home, databaseURL string) (where string, n int, err error) {
+	if databaseURL == "" {
+		n, err = record.Verify(RecordsPath(home))
+		return RecordsPath(home), n, err
+	}
+	err = withSharedRecords(ctx, databaseURL, func(db *sql.DB) (err error) {
+		n, err = record.VerifyTable(ctx, db)
+		return err
+	})
+	return SharedRecords, n, err
+}
+
+// withSharedRecords opens the state in the PostgreSQL database, with the
+// records' table (empty if no worker wrote one yet), for f.
+func withSharedRecords(ctx context.Context, databaseURL string, f func(*sql.DB) error) error {
+	pool, err := database.OpenPool(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st, _, err := openShared(ctx, pool, databaseURL, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st.DB)
+}
+
 // Close closes the state, the queue's connections and the record log.
 func (a *Agent) Close() error {
 	var errs []error
@@ -146,10 +249,13 @@ func (a *Agent) Close() error {
 	if a.pool != nil {
 		a.pool.Close()
 	}
-	return errors.Join(append(errs, a.state.Close())...)
+	if a.state != nil {
+		errs = append(errs, a.state.Close())
+	}
+	return errors.Join(errs...)
 }
 
-// RecordsFile is the task record log's path.
+// RecordsFile is the task record log's path, without Options.DatabaseURL.
 func (a *Agent) RecordsFile() string { return filepath.Join(a.dir, "records.log") }
 
 // RecordsPath is the task record log's path under home.
@@ -236,11 +342,37 @@ func (w *taskWorker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		w.a.log.Info("ignored an event for a repository that is not enabled", "forge", e.Forge, "kind", e.Kind)
 		return nil
 	}
-	rep, err := run.Run(ctx, w.a.runOptions(repo.Path, repo.Name, repo.Remote, &e, w.a.operator.EventMode(string(e.Kind)), "eventModes."+string(e.Kind)))
+	o := w.a.runOptions(repo.Path, repo.Name, repo.Remote, &e, w.a.operator.EventMode(string(e.Kind)), "eventModes."+string(e.Kind))
+	o.TaskID = JobTaskID(job.ID, job.CreatedAt)
+	rep, err := run.Run(ctx, o)
 	if err != nil {
 		return err
 	}
 	w.a.log.Info("task done", "task", rep.TaskID, "repository", rep.Repo, "outcome", rep.Outcome)
+	return nil
+}
+
+// JobTaskID is the task id of the queued job id, made at created: every
+// attempt of one job is the same task, so a retry (after its worker was
+// killed mid-task, say) pushes to the same branch as the attempt before,
+// and never to a second one: the push never forces, so a retry finds the
+// branch there and records a failure (see run.Options.TaskID).
+func JobTaskID(id int64, created time.Time) string {
+	sum := sha256.Sum256([]byte("agent-zero job " + strconv.FormatInt(id, 10)))
+	return created.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// migrateQueue migrates River's tables on driver's database; on
+// PostgreSQL, openShared did it under setupLock, and this finds nothing to
+// do.
+func migrateQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue migrations: %w", err)
+	}
 	return nil
 }
 
@@ -251,21 +383,19 @@ type queue struct {
 }
 
 // startQueue migrates River's tables on driver's database and starts its
-// client with the task worker: two workers, three attempts, TaskTimeout.
-func startQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], workers *river.Workers) (queue, error) {
-	migrator, err := rivermigrate.New(driver, nil)
-	if err != nil {
+// client with the task worker: two workers, three attempts, o's task
+// timeout and rescue.
+func startQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], workers *river.Workers, o ServeOptions) (queue, error) {
+	if err := migrateQueue(ctx, driver); err != nil {
 		return queue{}, err
 	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return queue{}, fmt.Errorf("queue migrations: %w", err)
-	}
 	client, err := river.NewClient(driver, &river.Config{
-		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		Workers:     workers,
-		MaxAttempts: 3,
-		JobTimeout:  TaskTimeout,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:              workers,
+		MaxAttempts:          3,
+		JobTimeout:           o.TaskTimeout,
+		RescueStuckJobsAfter: o.RescueAfter,
+		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		return queue{}, err
@@ -279,10 +409,47 @@ func startQueue[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], wo
 	}, nil
 }
 
-// Serve receives webhooks on addr until ctx is done, and works the queued
-// events with two workers. A non-loopback addr needs allowRemote.
-func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready func(url string)) error {
-	l, err := localhttp.CheckAddr(addr, allowRemote)
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	Addr        string // where to listen; a non-loopback address needs AllowRemote
+	AllowRemote bool
+	// TaskTimeout bounds one task; 0 means TaskTimeout. A task cut by it is
+	// recorded as interrupted.
+	TaskTimeout time.Duration
+	// RescueAfter is how long a task may have been running before River
+	// takes it for stuck (its worker killed) and retries it, on whichever
+	// worker is free; 0 means TaskTimeout + RescueMargin. It must exceed
+	// the task timeout, so that a task still running is never taken twice.
+	// The workers' leader rescues, with its own setting, every 30 seconds.
+	RescueAfter time.Duration
+	Ready       func(url string) // called with the base URL once it listens
+}
+
+// Check fills in o's defaults and refuses a rescue that could take a task
+// still running; Serve calls it too.
+func (o *ServeOptions) Check() error {
+	if o.TaskTimeout == 0 {
+		o.TaskTimeout = TaskTimeout
+	}
+	if o.TaskTimeout < MinTaskTimeout {
+		return fmt.Errorf("the task timeout %v is shorter than %v", o.TaskTimeout, MinTaskTimeout)
+	}
+	if o.RescueAfter == 0 {
+		o.RescueAfter = o.TaskTimeout + RescueMargin
+	}
+	if o.RescueAfter <= o.TaskTimeout {
+		return fmt.Errorf("the rescue after %v does not exceed the task timeout %v: a task still running would be run twice", o.RescueAfter, o.TaskTimeout)
+	}
+	return nil
+}
+
+// Serve receives webhooks until ctx is done, and works the queued events
+// with two workers.
+func (a *Agent) Serve(ctx context.Context, o ServeOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	l, err := localhttp.CheckAddr(o.Addr, o.AllowRemote)
 	if err != nil {
 		return err
 	}
@@ -290,9 +457,9 @@ func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready 
 	river.AddWorker(workers, &taskWorker{a: a})
 	var q queue
 	if a.pool != nil {
-		q, err = startQueue(ctx, riverpgxv5.New(a.pool), workers)
+		q, err = startQueue(ctx, riverpgxv5.New(a.pool), workers, o)
 	} else {
-		q, err = startQueue(ctx, riversqlite.New(a.state.DB), workers)
+		q, err = startQueue(ctx, riversqlite.New(a.state.DB), workers, o)
 	}
 	if err != nil {
 		return err
@@ -308,8 +475,8 @@ func (a *Agent) Serve(ctx context.Context, addr string, allowRemote bool, ready 
 	if err != nil {
 		return err
 	}
-	if ready != nil {
-		ready("http://" + ln.Addr().String())
+	if o.Ready != nil {
+		o.Ready("http://" + ln.Addr().String())
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
 	return localhttp.Serve(ctx, hs, ln)

@@ -1,19 +1,25 @@
 // Package record owns Agent Zero's task records: one line per run or
-// approval in a hash-chained log (internal/audit), redacted before it is
-// written. A record holds codes, counts, commit ids and the repository's
-// name. Its reason is one of a fixed list of codes ([Reason]), never free
-// text: provider errors, git's messages, paths, review input (issue or pull
-// request text, review comments), model output and check output go only
-// to the operator's log, if anywhere. Every field also passes through a
-// redactor ([NewRedactor]) that knows the run's secrets and local paths.
+// approval in a hash-chained log (internal/audit), a file under
+// $ZERO_HOME or a table the workers on one PostgreSQL share, redacted
+// before it is written. A record holds codes, counts, commit ids and the
+// repository's name. Its reason is one of a fixed list of codes
+// ([Reason]), never free text: provider errors, git's messages, paths,
+// review input (issue or pull request text, review comments), model output
+// and check output go only to the operator's log, if anywhere. Every field
+// also passes through a redactor ([NewRedactor]) that knows the run's
+// secrets and local paths.
 package record
 
 import (
+	"context"
+	"database/sql"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/guard/redact"
 )
 
@@ -48,6 +54,7 @@ const (
 	DiffDoesNotApply   Reason = "diff_does_not_apply"
 	ChecksNotStarted   Reason = "checks_not_started"
 	PushFailed         Reason = "push_failed"
+	BranchExists       Reason = "branch_exists"
 	HoldFailed         Reason = "hold_failed"
 	NotWaiting         Reason = "not_waiting"
 	Internal           Reason = "internal"
@@ -85,6 +92,7 @@ var texts = map[Reason]string{
 	DiffDoesNotApply:   "the proposed diff does not apply to the reviewed commit",
 	ChecksNotStarted:   "a check could not start: its program is missing or, in the container, not visible",
 	PushFailed:         "the commit or the push to the remote failed",
+	BranchExists:       "the task's branch is on the remote already, from an earlier attempt of the same task, and is left as it is",
 	HoldFailed:         "the change could not be held for approval",
 	NotWaiting:         "the task is not waiting for approval",
 	Internal:           "the run failed",
@@ -177,8 +185,12 @@ func NewRedactor(secrets, paths []string) *redact.Redactor {
 // codeRE is the shape of a code in a record.
 var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-// Log appends task records.
-type Log struct{ log *audit.Log }
+// Log appends task records, to a log file ([Open]) or to a chain in a
+// database table that several workers share ([OpenTable]).
+type Log struct {
+	file  *audit.Log
+	table *audit.Table
+}
 
 // Open opens (creating it) the record log at path.
 func Open(path string) (*Log, error) {
@@ -186,11 +198,44 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{log: l}, nil
+	return &Log{file: l}, nil
 }
 
-// Close closes the log.
-func (l *Log) Close() error { return l.log.Close() }
+// OpenTable returns a log that appends to the hash chain in db's
+// audit_records table ([audit.Table]), making the table if need be. On
+// PostgreSQL the appends of every worker on the database make one chain.
+// The database is Agent Zero's own: the workspace's audit table has the
+// same name.
+func OpenTable(ctx context.Context, db *sql.DB, dialect database.Dialect) (*Log, error) {
+	t, err := audit.OpenTable(ctx, db, dialect)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{table: t}, nil
+}
+
+// AppendTimeout bounds one append to a table: the record is written even
+// after the task's context ends, never for longer than this.
+const AppendTimeout = 30 * time.Second
+
+// Close closes the log; a table's database is the caller's to close.
+func (l *Log) Close() error {
+	if l.file != nil {
+		return l.file.Close()
+	}
+	return nil
+}
+
+func (l *Log) append(e audit.Event) error {
+	if l.table != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), AppendTimeout)
+		defer cancel()
+		_, err := l.table.Append(ctx, e)
+		return err
+	}
+	_, err := l.file.Append(e)
+	return err
+}
 
 // Append writes t, with every secret and every local path it is told of
 // replaced by a marker (see NewRedactor). The reason is written as its
@@ -220,8 +265,7 @@ func (l *Log) Append(t Task, secrets, paths []string) error {
 		}
 		detail[k] = r.String(v)
 	}
-	_, err := l.log.Append(audit.Event{Actor: "agent-zero", Action: "task." + t.Outcome, Target: "repo:" + r.String(t.Repo), Detail: detail})
-	return err
+	return l.append(audit.Event{Actor: "agent-zero", Action: "task." + t.Outcome, Target: "repo:" + r.String(t.Repo), Detail: detail})
 }
 
 // Read returns the records of the log at path, after verifying its chain.
@@ -230,3 +274,15 @@ func Read(path string) ([]audit.Record, error) { return audit.ReadAll(path) }
 // Verify verifies the chain of the log at path and returns how many
 // records it holds.
 func Verify(path string) (int, error) { return audit.Verify(path) }
+
+// ReadTable returns the records of the chain in db's audit_records table,
+// after verifying it.
+func ReadTable(ctx context.Context, db audit.Querier) ([]audit.Record, error) {
+	return audit.ReadTable(ctx, db)
+}
+
+// VerifyTable verifies the chain in db's audit_records table and returns
+// how many records it holds.
+func VerifyTable(ctx context.Context, db audit.Querier) (int, error) {
+	return audit.VerifyTable(ctx, db)
+}

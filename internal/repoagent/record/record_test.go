@@ -1,10 +1,19 @@
 package record
 
 import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 )
 
 func appendOne(t *testing.T, task Task, secrets, paths []string) (map[string]string, string) {
@@ -83,5 +92,66 @@ func TestRelativePathIsCanonical(t *testing.T) {
 	}
 	if strings.Contains(data, abs) || strings.Contains(data, real) {
 		t.Errorf("the canonical path reached the record: %s", data)
+	}
+}
+
+// TestTableSharedByWorkers: two workers' logs on one PostgreSQL (two
+// connection pools) append 100 task records each at once; the shared
+// chain holds 200, redacted, and verifies; ReadTable returns them; a
+// record changed in the table is found.
+func TestTableSharedByWorkers(t *testing.T) {
+	dsn := databasetest.Postgres(t)
+	ctx := context.Background()
+	var logs [2]*Log
+	var dbs [2]*sql.DB
+	for i := range logs {
+		db, err := database.OpenPostgres(ctx, dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if logs[i], err = OpenTable(ctx, db, database.PostgreSQL); err != nil {
+			t.Fatal(err)
+		}
+		dbs[i] = db
+	}
+	var wg sync.WaitGroup
+	for i, l := range logs {
+		for j := range 100 {
+			wg.Go(func() {
+				task := Task{ID: fmt.Sprintf("w%d-%d", i, j), Repo: "acme/widget", Outcome: "applied", Reason: ChainHeld,
+					Branch: "agent-zero/w-tok-canary-7"}
+				if err := l.Append(task, []string{"tok-canary-7"}, nil); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n, err := VerifyTable(ctx, dbs[1]); n != 200 || err != nil {
+		t.Fatalf("verify the shared chain: %d %v", n, err)
+	}
+	recs, err := ReadTable(ctx, dbs[0])
+	if err != nil || len(recs) != 200 {
+		t.Fatalf("read the shared chain: %d %v", len(recs), err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Detail["task"]] = true
+		if strings.Contains(r.Detail["branch"], "tok-canary-7") {
+			t.Fatalf("a secret in the table: %v", r.Detail)
+		}
+	}
+	if len(seen) != 200 {
+		t.Errorf("%d distinct tasks in the chain, want 200", len(seen))
+	}
+	if _, err := dbs[0].ExecContext(ctx, `UPDATE audit_records SET detail = replace(detail, 'applied', 'failed') WHERE seq = 77`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := VerifyTable(ctx, dbs[1]); !errors.Is(err, audit.ErrModified) || n != 77 {
+		t.Errorf("verify a changed record: %d %v", n, err)
+	}
+	if recs, err := ReadTable(ctx, dbs[1]); err == nil || recs != nil {
+		t.Errorf("read a changed chain: %d records, %v", len(recs), err)
 	}
 }

@@ -124,8 +124,19 @@ func (t *task) conclude(ctx context.Context, scratch *runner.Scratch, out policy
 		}
 		rep.Branch = runner.BranchPrefix + rep.TaskID
 		if err := scratch.Push(ctx, t.url, rep.Commit, rep.Branch, t.def, t.o.PushToken); err != nil {
+			branch := rep.Branch
 			rep.Branch = ""
-			return fail(record.PushFailed, err)
+			// The push never forces: a branch of this task's name on the
+			// remote is an earlier attempt's (a retry after its worker was
+			// killed), and stays as it is.
+			sha, herr := t.repo.RemoteHead(ctx, t.url, branch, t.o.PushToken)
+			switch {
+			case herr != nil:
+				return fail(record.PushFailed, err)
+			case sha != rep.Commit:
+				return fail(record.BranchExists, fmt.Errorf("push %s: the remote has it already, at %s: %w", branch, sha, err))
+			}
+			rep.Branch = branch // git failed after the remote took this very commit
 		}
 		rep.Reason = append(rep.Reason, "the change is on branch "+rep.Branch+", pushed to the remote")
 	}
@@ -318,7 +329,7 @@ func (t *task) failureHints(code record.Reason, err error) []string {
 			c = *t.rep.Verification
 		}
 		hints = append(hints, checkLines(c)...)
-	case record.Interrupted, record.Internal, record.RepositoryFailed, record.DiffDoesNotApply, record.PushFailed:
+	case record.Interrupted, record.Internal, record.RepositoryFailed, record.DiffDoesNotApply, record.PushFailed, record.BranchExists:
 	}
 	if code != record.CheckTimeout {
 		hints = append(hints, "the details are in the operator's log")

@@ -51,6 +51,11 @@ const (
 
 // Options are one task's inputs.
 type Options struct {
+	// TaskID, if set, is the task's id (the shape newTaskID makes); else a
+	// new one. A queued job's attempts share one (repoagent.JobTaskID), so
+	// that a retry pushes to the branch the attempt before may have pushed,
+	// which the push never overwrites: a retry records BranchExists.
+	TaskID      string
 	RepoDir     string
 	RepoName    string // owner/name, for the report and the record
 	Remote      string // default "origin"
@@ -99,7 +104,10 @@ type Report struct {
 // Interrupted.
 func Run(ctx context.Context, o Options) (Report, error) {
 	t := newTask(o)
-	t.rep.TaskID = newTaskID(t.o.Now())
+	t.rep.TaskID = o.TaskID
+	if !taskIDRE.MatchString(o.TaskID) {
+		t.rep.TaskID = newTaskID(t.o.Now())
+	}
 	t.rep.Repo, t.rep.Work = o.RepoName, o.Work
 	if err := t.run(ctx); err != nil {
 		t.failed(ctx, err)
