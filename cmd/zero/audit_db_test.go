@@ -22,7 +22,7 @@ func TestAuditVerifyDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tb, err := audit.OpenTable(ctx, db, database.PostgreSQL)
+	tb, err := audit.OpenTable(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

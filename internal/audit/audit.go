@@ -51,8 +51,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/zero-dev/zero/internal/database"
 )
 
 // Event is what happened: who did what to which thing.
@@ -113,14 +111,27 @@ type Log struct {
 }
 
 // OpenInTable returns a Log whose records are in db's audit table (see
-// [Table]), which the replicas of a workspace share: each append, batched
-// or not, is committed before it returns.
+// [Table]), which the replicas of a workspace, or Agent Zero's workers,
+// share: each append, batched or not, is committed before it returns, and
+// takes at most TableAppendTimeout, whatever its caller's context.
 func OpenInTable(ctx context.Context, db *sql.DB) (*Log, error) {
-	t, err := OpenTable(ctx, db, database.DialectOf(db))
+	t, err := OpenTable(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	return &Log{table: t}, nil
+}
+
+// TableAppendTimeout bounds one append to a table: a record is written
+// even after the work it records was cancelled, never for longer than
+// this.
+const TableAppendTimeout = 30 * time.Second
+
+// appendTable appends e to l's table.
+func (l *Log) appendTable(e Event) (Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), TableAppendTimeout)
+	defer cancel()
+	return l.table.Append(ctx, e)
 }
 
 // Open opens the log at path for appending, creating it (mode 0600) and its
@@ -187,7 +198,7 @@ func (l *Log) finish(st state) error {
 // back as it was hashed.
 func (l *Log) Append(e Event) (Record, error) {
 	if l.table != nil {
-		return l.table.Append(context.Background(), e)
+		return l.appendTable(e)
 	}
 	r, err := l.write(e, false)
 	if err != nil {
@@ -213,7 +224,7 @@ func (l *Log) Append(e Event) (Record, error) {
 // calls; use Append for what must not be lost, such as an approval.
 func (l *Log) AppendBatched(e Event) (Record, error) {
 	if l.table != nil {
-		return l.table.Append(context.Background(), e)
+		return l.appendTable(e)
 	}
 	return l.write(e, true)
 }

@@ -36,18 +36,16 @@ const tableLock = 0x7a65726f61756474 // "zeroaudt"
 // advisory lock on PostgreSQL (SQLite serializes its writers), so the
 // appends of every process make one chain.
 type Table struct {
-	db      *sql.DB
-	dialect database.Dialect
-	now     func() time.Time
+	db  *sql.DB
+	now func() time.Time
 }
 
-// OpenTable returns the chain in db (of dialect), making its table if
-// need be.
-func OpenTable(ctx context.Context, db *sql.DB, dialect database.Dialect) (*Table, error) {
+// OpenTable returns the chain in db, making its table if need be.
+func OpenTable(ctx context.Context, db *sql.DB) (*Table, error) {
 	if _, err := db.ExecContext(ctx, TableSchema); err != nil {
 		return nil, fmt.Errorf("audit table: %w", err)
 	}
-	return &Table{db: db, dialect: dialect, now: time.Now}, nil
+	return &Table{db: db, now: time.Now}, nil
 }
 
 // Append adds e as the chain's next record and returns it; it is stored
@@ -58,7 +56,7 @@ func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
 		return Record{}, err
 	}
 	defer tx.Rollback()
-	if t.dialect == database.PostgreSQL {
+	if database.DialectOf(t.db) == database.PostgreSQL {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(tableLock)); err != nil {
 			return Record{}, err
 		}
@@ -74,8 +72,8 @@ func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
 	}
 	r.Hash = hashRecord(r)
 	detail, _ := json.Marshal(r.Detail)
-	if _, err := tx.ExecContext(ctx, t.dialect.Rebind(`INSERT INTO audit_records (seq, time, actor, action, target, fingerprint, detail, prev, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), r.Seq, formatTime(r.Time), r.Actor, r.Action, r.Target, r.Fingerprint, string(detail), r.Prev, r.Hash); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_records (seq, time, actor, action, target, fingerprint, detail, prev, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Seq, formatTime(r.Time), r.Actor, r.Action, r.Target, r.Fingerprint, string(detail), r.Prev, r.Hash); err != nil {
 		return Record{}, err
 	}
 	return r, tx.Commit()

@@ -28,7 +28,7 @@ func TestTableConcurrentReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if tables[i], err = OpenTable(ctx, db, database.PostgreSQL); err != nil {
+		if tables[i], err = OpenTable(ctx, db); err != nil {
 			t.Fatal(err)
 		}
 		dbs[i] = db
@@ -77,7 +77,7 @@ func TestTableSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tb, err := OpenTable(ctx, db, database.SQLite)
+	tb, err := OpenTable(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

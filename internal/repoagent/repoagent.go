@@ -180,7 +180,7 @@ func openShared(ctx context.Context, pool *database.Pool, dsn string, queue bool
 	if err != nil {
 		return nil, nil, err
 	}
-	recs, err := record.OpenTable(ctx, st.DB, database.PostgreSQL)
+	recs, err := record.OpenTable(ctx, st.DB)
 	if err == nil && queue {
 		err = migrateQueue(ctx, riverpgxv5.New(pool))
 	}

@@ -16,10 +16,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
-	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/guard/redact"
 )
 
@@ -187,10 +185,7 @@ var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // Log appends task records, to a log file ([Open]) or to a chain in a
 // database table that several workers share ([OpenTable]).
-type Log struct {
-	file  *audit.Log
-	table *audit.Table
-}
+type Log struct{ log *audit.Log }
 
 // Open opens (creating it) the record log at path.
 func Open(path string) (*Log, error) {
@@ -198,7 +193,7 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{file: l}, nil
+	return &Log{log: l}, nil
 }
 
 // OpenTable returns a log that appends to the hash chain in db's
@@ -206,34 +201,19 @@ func Open(path string) (*Log, error) {
 // PostgreSQL the appends of every worker on the database make one chain.
 // The database is Agent Zero's own: the workspace's audit table has the
 // same name.
-func OpenTable(ctx context.Context, db *sql.DB, dialect database.Dialect) (*Log, error) {
-	t, err := audit.OpenTable(ctx, db, dialect)
+func OpenTable(ctx context.Context, db *sql.DB) (*Log, error) {
+	l, err := audit.OpenInTable(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return &Log{table: t}, nil
+	return &Log{log: l}, nil
 }
-
-// AppendTimeout bounds one append to a table: the record is written even
-// after the task's context ends, never for longer than this.
-const AppendTimeout = 30 * time.Second
 
 // Close closes the log; a table's database is the caller's to close.
-func (l *Log) Close() error {
-	if l.file != nil {
-		return l.file.Close()
-	}
-	return nil
-}
+func (l *Log) Close() error { return l.log.Close() }
 
 func (l *Log) append(e audit.Event) error {
-	if l.table != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), AppendTimeout)
-		defer cancel()
-		_, err := l.table.Append(ctx, e)
-		return err
-	}
-	_, err := l.file.Append(e)
+	_, err := l.log.Append(e)
 	return err
 }
 

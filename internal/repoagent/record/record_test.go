@@ -110,7 +110,7 @@ func TestTableSharedByWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if logs[i], err = OpenTable(ctx, db, database.PostgreSQL); err != nil {
+		if logs[i], err = OpenTable(ctx, db); err != nil {
 			t.Fatal(err)
 		}
 		dbs[i] = db

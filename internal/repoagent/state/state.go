@@ -45,8 +45,7 @@ var migrations = []string{
 
 // State is the open database.
 type State struct {
-	DB      *sql.DB
-	dialect database.Dialect
+	DB *sql.DB
 }
 
 // Open opens (creating it) the database in dir.
@@ -69,11 +68,8 @@ func OpenPostgres(ctx context.Context, dsn string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &State{DB: db, dialect: database.PostgreSQL}, nil
+	return &State{DB: db}, nil
 }
-
-// q is query in the database's dialect.
-func (s *State) q(query string) string { return s.dialect.Rebind(query) }
 
 // Close closes the database.
 func (s *State) Close() error { return s.DB.Close() }
@@ -90,8 +86,8 @@ var ErrNoTask = errors.New("no such held task")
 
 // Hold saves a held change.
 func (s *State) Hold(ctx context.Context, h Held) error {
-	_, err := s.DB.ExecContext(ctx, s.q(`INSERT INTO held_tasks (id, created_at, repo_name, repo_dir, remote, default_branch, head_sha, policy_sha, work, mode, confidence, risk, diff, status)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'held')`),
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO held_tasks (id, created_at, repo_name, repo_dir, remote, default_branch, head_sha, policy_sha, work, mode, confidence, risk, diff, status)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'held')`,
 		h.ID, h.CreatedAt.UTC().Format(time.RFC3339Nano), h.RepoName, h.RepoDir, h.Remote, h.DefaultBranch, h.HeadSHA, h.PolicySHA, h.Work, h.Mode, h.Confidence, h.Risk, h.Diff)
 	return err
 }
@@ -100,7 +96,7 @@ func (s *State) Hold(ctx context.Context, h Held) error {
 func (s *State) Get(ctx context.Context, id string) (Held, error) {
 	var h Held
 	var created string
-	err := s.DB.QueryRowContext(ctx, s.q(`SELECT id, created_at, repo_name, repo_dir, remote, default_branch, head_sha, policy_sha, work, mode, confidence, risk, diff, status FROM held_tasks WHERE id = ?`), id).
+	err := s.DB.QueryRowContext(ctx, `SELECT id, created_at, repo_name, repo_dir, remote, default_branch, head_sha, policy_sha, work, mode, confidence, risk, diff, status FROM held_tasks WHERE id = ?`, id).
 		Scan(&h.ID, &created, &h.RepoName, &h.RepoDir, &h.Remote, &h.DefaultBranch, &h.HeadSHA, &h.PolicySHA, &h.Work, &h.Mode, &h.Confidence, &h.Risk, &h.Diff, &h.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("%w: %q", ErrNoTask, id)
@@ -112,7 +108,7 @@ func (s *State) Get(ctx context.Context, id string) (Held, error) {
 // MarkApproved records that a person approved a held change; it fails if
 // the change was approved already.
 func (s *State) MarkApproved(ctx context.Context, id string) error {
-	res, err := s.DB.ExecContext(ctx, s.q(`UPDATE held_tasks SET status = 'approved' WHERE id = ? AND status = 'held'`), id)
+	res, err := s.DB.ExecContext(ctx, `UPDATE held_tasks SET status = 'approved' WHERE id = ? AND status = 'held'`, id)
 	if err != nil {
 		return err
 	}
@@ -125,12 +121,12 @@ func (s *State) MarkApproved(ctx context.Context, id string) error {
 // Remember records a webhook delivery's key and reports whether it is new;
 // a key seen before, within LedgerRetention, is a replay.
 func (s *State) Remember(ctx context.Context, key string, now time.Time) (bool, error) {
-	if _, err := s.DB.ExecContext(ctx, s.q(`DELETE FROM deliveries WHERE seen_at < ?`), now.Add(-LedgerRetention).UTC().Format(time.RFC3339Nano)); err != nil {
+	if _, err := s.DB.ExecContext(ctx, `DELETE FROM deliveries WHERE seen_at < ?`, now.Add(-LedgerRetention).UTC().Format(time.RFC3339Nano)); err != nil {
 		return false, err
 	}
 	// One statement, atomic in either database: of workers that see the
 	// same key at once, exactly one inserts it.
-	res, err := s.DB.ExecContext(ctx, s.q(`INSERT INTO deliveries (key, seen_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`), key, now.UTC().Format(time.RFC3339Nano))
+	res, err := s.DB.ExecContext(ctx, `INSERT INTO deliveries (key, seen_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, key, now.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return false, err
 	}
