@@ -41,26 +41,48 @@ type Table struct {
 }
 
 // OpenTable returns the chain in db, making its table if need be.
+// The table is made under the appends' lock: of processes that open a new
+// database at once, one makes it (two CREATE TABLE IF NOT EXISTS at once
+// can both try).
 func OpenTable(ctx context.Context, db *sql.DB) (*Table, error) {
-	if _, err := db.ExecContext(ctx, TableSchema); err != nil {
+	t := &Table{db: db, now: time.Now}
+	tx, err := t.lockedTx(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("audit table: %w", err)
 	}
-	return &Table{db: db, now: time.Now}, nil
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, TableSchema); err != nil {
+		return nil, fmt.Errorf("audit table: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("audit table: %w", err)
+	}
+	return t, nil
+}
+
+// lockedTx begins a transaction that holds tableLock on PostgreSQL.
+func (t *Table) lockedTx(ctx context.Context) (*sql.Tx, error) {
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if database.DialectOf(t.db) == database.PostgreSQL {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, int64(tableLock)); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
 }
 
 // Append adds e as the chain's next record and returns it; it is stored
 // when Append returns.
 func (t *Table) Append(ctx context.Context, e Event) (Record, error) {
-	tx, err := t.db.BeginTx(ctx, nil)
+	tx, err := t.lockedTx(ctx)
 	if err != nil {
 		return Record{}, err
 	}
 	defer tx.Rollback()
-	if database.DialectOf(t.db) == database.PostgreSQL {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(tableLock)); err != nil {
-			return Record{}, err
-		}
-	}
 	r := Record{Seq: 1, Time: t.now().UTC(), Event: cleanEvent(e)}
 	var last uint64
 	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1`).Scan(&last, &r.Prev)

@@ -94,3 +94,29 @@ func TestTableSQLite(t *testing.T) {
 		t.Errorf("a changed actor: %v", err)
 	}
 }
+
+// TestTableOpenedAtOnce: replicas that open the chain of a new database at
+// once make its table once, each waiting for the one before.
+func TestTableOpenedAtOnce(t *testing.T) {
+	dsn := databasetest.Postgres(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := database.ConnectPostgres(dsn)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer db.Close()
+			_, errs[i] = OpenTable(ctx, db)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: %v", i, err)
+		}
+	}
+}
