@@ -205,6 +205,11 @@ func TestServeReplicasShareOnePostgres(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "the chain verifies") {
 		t.Fatalf("zero audit verify --database: %v\n%s", err, out)
 	}
+	verify := exec.Command(zeroBinary(t), "audit", "verify") // the database zero serve was given
+	verify.Env = append(os.Environ(), "ZERO_HOME="+a.home, "ZERO_DATABASE_URL="+dsn)
+	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "audit_records: ") {
+		t.Fatalf("zero audit verify with ZERO_DATABASE_URL: %v\n%s", err, out)
+	}
 	var records []struct {
 		Action string `json:"action"`
 	}

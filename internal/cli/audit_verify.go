@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/zero-dev/zero/internal/audit"
@@ -26,9 +27,10 @@ names pass when they chain from it: they were written by batched appends (tool
 calls) not yet flushed, because zero serve is running or stopped before its
 flush, and it says so.
 
-With --database, the chain is the one kept in a PostgreSQL database's
-audit_records table (several replicas share it): every record's hash, the
-chain and the sequence numbers are checked the same way.
+With --database, or ZERO_DATABASE_URL when no --file is given (as zero serve
+reads it), the chain is the one kept in a PostgreSQL database's audit_records
+table (several replicas share it): every record's hash, the chain and the
+sequence numbers are checked the same way.
 
 The log is tamper-evident, not tamper-proof: someone who can rewrite both the
 log and its head file can forge a consistent log, and anyone who can write the
@@ -39,11 +41,18 @@ log can add or remove records after the head's.
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			if *dsn != "" {
-				if *file != "" {
-					return usagef("--file and --database name two logs: give one")
+			url := *dsn
+			if url != "" && *file != "" {
+				return usagef("--file and --database name two logs: give one")
+			}
+			if url == "" && *file == "" {
+				url = os.Getenv("ZERO_DATABASE_URL")
+			}
+			if url != "" {
+				if err := database.CheckPostgres(url); err != nil {
+					return usagef("--database or ZERO_DATABASE_URL: %v", err)
 				}
-				db, err := database.ConnectPostgres(*dsn)
+				db, err := database.ConnectPostgres(url)
 				if err != nil {
 					return err
 				}
