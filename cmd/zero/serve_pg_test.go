@@ -88,7 +88,8 @@ func (r *replica) status(t *testing.T, method, path string, body any) (int, stri
 // enabled and runnable on the other, which opens the secret with the
 // shared key; after an edit on one, approving the stale fingerprint is
 // refused on both; a token revoked on one is refused on both; a login
-// link used on both at once opens one session; tokens made on both at once leave
+// link used on both at once opens one session; a replica with another
+// secrets key is refused; tokens made on both at once leave
 // one audit chain that `zero audit verify --database` checks whole.
 func TestServeReplicasShareOnePostgres(t *testing.T) {
 	rs, dsn := startReplicas(t, 2)
@@ -185,6 +186,14 @@ func TestServeReplicasShareOnePostgres(t *testing.T) {
 	signedIn.Wait()
 	if codes[0]+codes[1] != 1 {
 		t.Errorf("one login link used on both replicas at once opened %d sessions, want 1", codes[0]+codes[1])
+	}
+
+	// A third replica without the shared key (so with a key of its own) is
+	// refused before it serves.
+	third := exec.Command(zeroBinary(t), "serve", "--addr", "127.0.0.1:0")
+	third.Env = append(os.Environ(), "ZERO_HOME="+filepath.Join(t.TempDir(), "third"), "ZERO_DATABASE_URL="+dsn)
+	if out, err := third.CombinedOutput(); err == nil || !strings.Contains(string(out), "give every replica of a database the same ZERO_SECRETS_KEY_FILE") {
+		t.Errorf("a replica with another secrets key: %v\n%s", err, out)
 	}
 
 	// Writes from both at once: one chain.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 )
 
@@ -44,4 +45,32 @@ func TestSharedSecretsKey(t *testing.T) {
 	if v, err := boxes[1].Open(slot, sealed); err != nil || v != "value" {
 		t.Errorf("the other replica opens %q %v", v, err)
 	}
+}
+
+// TestAnotherSecretsKeyRefused: a workspace whose key is not the one its
+// database's secrets are sealed with (a replaced secrets.key, or a replica
+// given another ZERO_SECRETS_KEY_FILE) refuses to open, saying which key,
+// before it seals or fails to open anything; the right key opens it again.
+func TestAnotherSecretsKeyRefused(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	o := Options{Home: home, DatabaseURL: databasetest.For(t, home)}
+	w, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	keyPath := filepath.Join(home, secrets.KeyFile)
+	good, _ := os.ReadFile(keyPath)
+	other := make([]byte, 32)
+	rand.Read(other)
+	os.WriteFile(keyPath, other, 0o600)
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), keyPath) || !strings.Contains(err.Error(), "ZERO_SECRETS_KEY_FILE") {
+		t.Fatalf("another key: %v", err)
+	}
+	os.WriteFile(keyPath, good, 0o600)
+	w, err = Open(context.Background(), o)
+	if err != nil {
+		t.Fatalf("the right key again: %v", err)
+	}
+	w.Close()
 }

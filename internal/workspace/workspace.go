@@ -144,6 +144,10 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSecretsKey(ctx, db, box, o); err != nil {
+		db.Close()
+		return nil, err
+	}
 	pages, err := web.New()
 	if err != nil {
 		db.Close()
@@ -205,6 +209,30 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	}
 	ok = true
 	return w, nil
+}
+
+// checkSecretsKey refuses a key that is not the one the database's secrets
+// are sealed with: the first workspace to open the database leaves a check
+// sealed with its key, and every later one must open it. Without the check,
+// a replica given another key (or none, and so its own) would fail to open
+// what the others sealed, and seal what they cannot open.
+func checkSecretsKey(ctx context.Context, db *sql.DB, box *secrets.Box, o Options) error {
+	if _, err := db.ExecContext(ctx, `INSERT INTO secrets_key (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, box.SealCheck()); err != nil {
+		return fmt.Errorf("the secrets key's check: %w", err)
+	}
+	var sealed []byte
+	if err := db.QueryRowContext(ctx, `SELECT sealed FROM secrets_key WHERE id = 1`).Scan(&sealed); err != nil {
+		return fmt.Errorf("the secrets key's check: %w", err)
+	}
+	if box.Check(sealed) {
+		return nil
+	}
+	key := filepath.Join(o.Home, secrets.KeyFile)
+	if o.SecretsKeyFile != "" {
+		key = o.SecretsKeyFile
+	}
+	return fmt.Errorf("the secrets key %s is not the one this workspace's secrets are sealed with: "+
+		"give every replica of a database the same ZERO_SECRETS_KEY_FILE (and a home its own secrets.key back)", key)
 }
 
 // openStore opens the workspace's database: o.DatabaseURL's, or the file

@@ -169,6 +169,25 @@ func (b *Box) Open(slot Slot, sealed []byte) (string, error) {
 	return string(plain), nil
 }
 
+// checkSlot is the slot of the key check: no secret has its kind.
+var checkSlot = Slot{Kind: "key-check"}
+
+// SealCheck seals the key check, which a database keeps so that a
+// workspace opened with another key (a replica given another
+// ZERO_SECRETS_KEY_FILE, or none) is told before it seals or fails to open
+// anything: see [Box.Check].
+func (b *Box) SealCheck() []byte {
+	sealed, _ := b.Seal(checkSlot, "zero")
+	return sealed
+}
+
+// Check reports whether sealed is a key check SealCheck made with this
+// box's key.
+func (b *Box) Check(sealed []byte) bool {
+	v, err := b.Open(checkSlot, sealed)
+	return err == nil && v == "zero"
+}
+
 // SealPending seals values a person typed into a form so that a page (a
 // preview) can carry them to the next request without holding them in its
 // HTML. The result is text for a hidden form field, bound to the user and

@@ -214,6 +214,12 @@ var migrations = []string{
 	// lives (package threads), so that a replica that starts ends the runs
 	// of replicas that are gone, and only theirs.
 	`ALTER TABLE thread_runs ADD COLUMN replica INTEGER NOT NULL DEFAULT 0`,
+	// 13: the secrets key's check (package secrets' SealCheck), one row:
+	// a workspace whose key does not open it refuses to start.
+	`CREATE TABLE secrets_key (
+		id     INTEGER PRIMARY KEY CHECK (id = 1),
+		sealed BLOB NOT NULL
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and
