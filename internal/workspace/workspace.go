@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
@@ -93,6 +94,7 @@ type Options struct {
 type Workspace struct {
 	opts      Options
 	db        *sql.DB
+	pool      *database.Pool // on PostgreSQL: the threads' LISTEN (and, later, their queue)
 	auth      *auth.Service
 	servers   *servers.Manager
 	runtime   *runtime.Runtime // the one way the workspace calls a tool
@@ -196,6 +198,14 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		return nil, fmt.Errorf("end the runs of the last start: %w", err)
 	}
 	w.runner = threads.NewRunner(w.threads)
+	if o.DatabaseURL != "" {
+		// The other replicas' appends and answers wake this one's streams
+		// and waiting runs.
+		if w.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
+			return nil, err
+		}
+		w.runner.Listen(w.pool)
+	}
 	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
 		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
 		return nil, fmt.Errorf("open the skills: %w", err)
@@ -246,6 +256,9 @@ func (w *Workspace) Close() error {
 	}
 	if w.roots != nil {
 		errs = append(errs, w.roots.Close())
+	}
+	if w.pool != nil {
+		w.pool.Close()
 	}
 	errs = append(errs, w.db.Close())
 	return errors.Join(errs...)

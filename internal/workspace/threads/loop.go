@@ -146,6 +146,8 @@ type Runner struct {
 	end   context.CancelCauseFunc
 	wg    sync.WaitGroup
 
+	retry time.Duration // how long a dropped LISTEN connection waits: listenRetry, but in tests
+
 	mu      sync.Mutex
 	runs    map[int64]*active         // by thread
 	waiting map[int64]chan<- struct{} // by approval: the run waiting for it
@@ -159,7 +161,7 @@ type active struct {
 
 // NewRunner returns a runner of s's threads.
 func NewRunner(s *Store) *Runner {
-	r := &Runner{store: s, runs: map[int64]*active{}, waiting: map[int64]chan<- struct{}{}}
+	r := &Runner{store: s, retry: listenRetry, runs: map[int64]*active{}, waiting: map[int64]chan<- struct{}{}}
 	r.life, r.end = context.WithCancelCause(context.Background())
 	return r
 }
@@ -227,22 +229,37 @@ func (r *Runner) Cancel(id int64, actor string) bool {
 
 // Answer records actor's answer to approval id and wakes the run waiting
 // for it. An approval no run of this workspace waits for (its run ended)
-// is ErrNotWaiting, and nothing is recorded.
+// is ErrNotWaiting, and nothing is recorded. On PostgreSQL the run may be
+// another replica's: an approval whose run has not ended is answered, and
+// the answer's NOTIFY wakes the run where it waits.
 func (r *Runner) Answer(ctx context.Context, actor string, id int64, answer string) (Approval, error) {
 	r.mu.Lock()
 	wake := r.waiting[id]
 	r.mu.Unlock()
 	if wake == nil {
-		return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		if !r.store.pg {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		}
+		a, _, err := r.store.GetApproval(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id) // as on one replica
+		}
+		if err != nil {
+			return Approval{}, err
+		}
+		run, err := r.store.GetRun(ctx, a.Run)
+		if err != nil {
+			return Approval{}, err
+		}
+		if ended(run.Status) {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		}
 	}
 	a, err := r.store.Answer(ctx, actor, id, answer)
 	if err != nil {
 		return a, err
 	}
-	select {
-	case wake <- struct{}{}:
-	default:
-	}
+	r.wake(id)
 	return a, nil
 }
 
@@ -549,13 +566,26 @@ func (l *loop) ask(ctx context.Context, c model.ToolCall, t Tool, args json.RawM
 	settle := func(status string) (Approval, error) {
 		return l.s.Settle(context.WithoutCancel(ctx), "zero", a.ID, status)
 	}
-	select {
-	case <-wake:
-		a, _, err = l.s.GetApproval(ctx, a.ID)
-	case <-timer.C:
-		a, err = settle(Expired)
-	case <-ctx.Done():
-		a, err = settle(AnswerCancel)
+	// On PostgreSQL the answer may come from another replica: a NOTIFY
+	// wakes the run, and without one (a pooler that breaks LISTEN) it
+	// checks at every heartbeat.
+	var poll <-chan time.Time
+	if l.s.pg {
+		tick := time.NewTicker(l.s.beat)
+		defer tick.Stop()
+		poll = tick.C
+	}
+	for a.Status == Pending && err == nil {
+		select {
+		case <-wake:
+			a, _, err = l.s.GetApproval(ctx, a.ID)
+		case <-poll:
+			a, _, err = l.s.GetApproval(ctx, a.ID)
+		case <-timer.C:
+			a, err = settle(Expired)
+		case <-ctx.Done():
+			a, err = settle(AnswerCancel)
+		}
 	}
 	if err != nil {
 		return "", err

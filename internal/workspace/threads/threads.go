@@ -95,12 +95,15 @@ type Store struct {
 	// after JoinReplicas).
 	replica int64
 	hold    *sql.Conn
+	// pg is set on PostgreSQL, whose replicas share the threads: an
+	// append and an answer NOTIFY them (see Runner.Listen).
+	pg bool
 }
 
 // New returns a store on db whose threads' folders are made in dir
 // (created, mode 0700, if missing).
 func New(db *sql.DB, dir string) *Store {
-	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat}
+	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat, pg: database.DialectOf(db) == database.PostgreSQL}
 }
 
 // stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
@@ -327,6 +330,13 @@ func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion in
 	}
 	if _, err := tx.StmtContext(ctx, st.touch).ExecContext(ctx, stamp(now), prompt, completion, id); err != nil {
 		return nil, err
+	}
+	if s.pg {
+		// Sent when the transaction commits, and only then: the other
+		// replicas' streams of the thread read what they have not had.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, Channel, eventsNote(id, last)); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
