@@ -214,6 +214,13 @@ var migrations = []string{
 	// lives (package threads), so that a replica that starts ends the runs
 	// of replicas that are gone, and only theirs.
 	`ALTER TABLE thread_runs ADD COLUMN replica INTEGER NOT NULL DEFAULT 0`,
+	// 13: who started a run: the caller of its tool calls, which a replica
+	// that takes the run over from one that is gone calls them as.
+	`ALTER TABLE thread_runs ADD COLUMN actor TEXT NOT NULL DEFAULT ''`,
+	// 14: how many times a replica took the run (its loop ran there, on
+	// PostgreSQL, as a job): a job takes a run only at the count it was
+	// queued at, so that of two jobs of one run one runs it.
+	`ALTER TABLE thread_runs ADD COLUMN taken INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -16,6 +16,7 @@ import (
 //
 //	e:THREAD:SEQ  thread THREAD's events up to SEQ are stored
 //	a:APPROVAL    approval APPROVAL was answered
+//	c:THREAD:WHO  WHO cancelled thread THREAD's run
 //
 // A NOTIFY only wakes: what it says of is read from the database.
 const Channel = "zero_threads"
@@ -29,6 +30,10 @@ func eventsNote(thread, seq int64) string {
 }
 
 func approvalNote(id int64) string { return "a:" + strconv.FormatInt(id, 10) }
+
+func cancelNote(thread int64, actor string) string {
+	return "c:" + strconv.FormatInt(thread, 10) + ":" + actor
+}
 
 // notify sends payload on Channel, on PostgreSQL; on SQLite, which one
 // process owns, it does nothing.
@@ -71,6 +76,11 @@ func (r *Runner) heard(payload string) {
 	case "a":
 		if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
 			r.wake(id)
+		}
+	case "c":
+		t, actor, _ := strings.Cut(rest, ":")
+		if thread, err := strconv.ParseInt(t, 10, 64); err == nil {
+			r.cancel(thread, actor)
 		}
 	}
 }

@@ -237,3 +237,106 @@ func TestStreamFillsAGap(t *testing.T) {
 	})
 	checkSeqs(t, got, 3)
 }
+
+// TestResumeTakesARunOnce: a run queued as a job is taken by the first
+// replica that works the job; the same job worked again (River's retry or
+// rescue) does nothing. When the replica's lock goes, another replica's
+// sweep queues the run again, at the count it was taken, and that replica
+// completes it from the stored events. The first replica, still alive
+// (it lost its lock, not its life), then gets its model's answer: it
+// stores nothing, and leaves the run as the second ended it.
+func TestResumeTakesARunOnce(t *testing.T) {
+	a, b, _ := twoReplicas(t, false)
+	jobs := make(chan Job, 64)
+	for _, r := range []replica{a, b} {
+		r.r.sweep = 50 * time.Millisecond
+		r.r.SetQueue(func(_ context.Context, j Job) error {
+			select {
+			case jobs <- j:
+			default:
+			}
+			return nil
+		})
+	}
+	ctx := context.Background()
+	th, _ := a.s.Create(ctx, Thread{Title: "t"})
+	mA := &fakeModel{block: make(chan struct{}), script: []model.Response{{Message: model.Message{Role: model.RoleAssistant, Content: "from A"}}}}
+	mB := &fakeModel{}
+	build := func(m Model) func(Run) (Start, error) {
+		return func(Run) (Start, error) { return Start{Model: m, Tools: &fakeTools{}}, nil }
+	}
+	run, err := a.r.Start(ctx, Start{Thread: th.ID, Prompt: "go", Actor: "owner", Model: mA, Tools: &fakeTools{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j0 := <-jobs
+	if j0 != (Job{Run: run.ID, Owner: a.s.replica}) {
+		t.Fatalf("the job: %+v", j0)
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.r.Resume(ctx, j0, build(mA)) }()
+	waitUntil(t, func() bool { mA.mu.Lock(); defer mA.mu.Unlock(); return len(mA.requests) == 1 })
+	if err := b.r.Resume(ctx, j0, build(mB)); err != nil || len(mB.requests) != 0 {
+		t.Fatalf("the job worked again: %v, %d requests", err, len(mB.requests))
+	}
+
+	a.s.LeaveReplicas()
+	var j1 Job
+	for j1 = <-jobs; j1.Taken == 0; j1 = <-jobs {
+	}
+	if j1 != (Job{Run: run.ID, Owner: a.s.replica, Taken: 1}) {
+		t.Fatalf("the job queued again: %+v", j1)
+	}
+	if err := b.r.Resume(ctx, j1, build(mB)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.r.Resume(ctx, j1, build(mB)); err != nil || len(mB.requests) != 1 {
+		t.Fatalf("the second job worked again: %v, %d requests", err, len(mB.requests))
+	}
+	close(mA.block)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	events, _ := b.s.Events(ctx, th.ID, 0)
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind+":"+messageText(e.Kind, e.Body))
+	}
+	if got, want := fmt.Sprint(kinds), "[message:go message:done usage: run:]"; got != want {
+		t.Errorf("the events: %s, want %s", got, want)
+	}
+	if got, _ := b.s.GetRun(ctx, run.ID); got.Status != Completed {
+		t.Errorf("the run: %+v", got)
+	}
+}
+
+// waitUntil waits up to 10 s for ok.
+func waitUntil(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("it did not happen in 10 s")
+		}
+	}
+}
+
+// TestCancelAcrossReplicas: a cancel on replica B of a run on replica A
+// reaches it (a NOTIFY): the run ends interrupted, saying who cancelled.
+// A thread with no run going is not cancelled.
+func TestCancelAcrossReplicas(t *testing.T) {
+	a, b, _ := twoReplicas(t, true)
+	ctx := context.Background()
+	th, _ := a.s.Create(ctx, Thread{Title: "t"})
+	f := &loopFixture{t: t, s: a.s, r: a.r, model: &fakeModel{block: make(chan struct{})}, tools: &fakeTools{}, thread: th}
+	run := f.start("go")
+	waitUntil(t, func() bool { f.model.mu.Lock(); defer f.model.mu.Unlock(); return len(f.model.requests) == 1 })
+	if ok, err := b.r.Cancel(ctx, th.ID, "owner"); !ok || err != nil {
+		t.Fatalf("the cancel on B: %v %v", ok, err)
+	}
+	if got := f.wait(run); got.Status != Interrupted || got.Error != "cancelled by owner" {
+		t.Errorf("the run: %+v", got)
+	}
+	if ok, err := b.r.Cancel(ctx, th.ID, "owner"); ok || err != nil {
+		t.Errorf("a cancel of an ended run: %v %v", ok, err)
+	}
+}

@@ -278,6 +278,12 @@ func (s *Store) AppendStep(ctx context.Context, id, prompt, completion int64, dr
 }
 
 func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
+	return s.appendFenced(ctx, nil, id, parent, prompt, completion, drafts)
+}
+
+// appendFenced is appendAll for a run taken as a job: with f, nothing is
+// stored unless the run is still f's (ErrTakenOver).
+func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
 	for _, d := range drafts {
 		if d.Kind == "" || len(d.Kind) > 64 {
 			return nil, fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
@@ -297,6 +303,9 @@ func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion in
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := f.check(ctx, tx, s.db); err != nil {
+		return nil, err
+	}
 	var (
 		last  int64
 		found bool
