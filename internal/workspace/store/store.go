@@ -221,6 +221,9 @@ var migrations = []string{
 	// PostgreSQL, as a job): a job takes a run only at the count it was
 	// queued at, so that of two jobs of one run one runs it.
 	`ALTER TABLE thread_runs ADD COLUMN taken INTEGER NOT NULL DEFAULT 0`,
+	// 15: who asked to cancel a run that no replica held then (on
+	// PostgreSQL): the replica that takes it cancels it.
+	`ALTER TABLE thread_runs ADD COLUMN cancelled_by TEXT NOT NULL DEFAULT ''`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -235,6 +235,11 @@ func (r *Runner) Cancel(ctx context.Context, id int64, actor string) (bool, erro
 	if err != nil || !ok || ended(run.Status) {
 		return false, err
 	}
+	// Saved first, for a run no replica holds now (the replica that takes
+	// it reads it once it holds it); then told, to the one that holds it.
+	if _, err := r.store.db.ExecContext(ctx, `UPDATE thread_runs SET cancelled_by = ? WHERE id = ?`, actor, run.ID); err != nil {
+		return false, err
+	}
 	return true, r.store.notify(ctx, cancelNote(id, actor))
 }
 

@@ -153,6 +153,14 @@ func (r *Runner) Resume(ctx context.Context, j Job, build func(Run) (Start, erro
 	r.runs[run.Thread] = &active{run: run, cancel: cancel}
 	r.mu.Unlock()
 	defer r.forget(run.Thread)
+	// A cancel that came while no replica held the run; one that comes
+	// from now on finds it here.
+	var by string
+	if err := r.store.db.QueryRowContext(ctx, `SELECT cancelled_by FROM thread_runs WHERE id = ?`, run.ID).Scan(&by); err != nil {
+		cancel(err)
+	} else if by != "" {
+		cancel(fmt.Errorf("cancelled by %s", by))
+	}
 	l.drive(runCtx)
 	return nil
 }

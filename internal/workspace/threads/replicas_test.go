@@ -340,3 +340,28 @@ func TestCancelAcrossReplicas(t *testing.T) {
 		t.Errorf("a cancel of an ended run: %v %v", ok, err)
 	}
 }
+
+// TestCancelBeforeTaken: a cancel given while no replica holds the run
+// (its job not yet taken) is kept: the replica that takes the job ends
+// the run as interrupted, saying who cancelled it.
+func TestCancelBeforeTaken(t *testing.T) {
+	a, b, _ := twoReplicas(t, true)
+	jobs := make(chan Job, 1)
+	a.r.SetQueue(func(_ context.Context, j Job) error { jobs <- j; return nil })
+	ctx := context.Background()
+	th, _ := a.s.Create(ctx, Thread{Title: "t"})
+	m := &fakeModel{}
+	run, err := a.r.Start(ctx, Start{Thread: th.ID, Prompt: "go", Actor: "owner", Model: m, Tools: &fakeTools{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.r.Cancel(ctx, th.ID, "owner"); !ok || err != nil {
+		t.Fatalf("the cancel: %v %v", ok, err)
+	}
+	if err := b.r.Resume(ctx, <-jobs, func(Run) (Start, error) { return Start{Model: m, Tools: &fakeTools{}}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.s.GetRun(ctx, run.ID); got.Status != Interrupted || got.Error != "cancelled by owner" {
+		t.Errorf("the run: %+v", got)
+	}
+}
