@@ -33,30 +33,43 @@ type replica struct {
 // owner in on each with the link it printed.
 func startReplicas(t *testing.T, n int) ([]*replica, string) {
 	t.Helper()
+	env, dsn := replicaEnv(t)
+	var out []*replica
+	for range n {
+		out = append(out, startReplica(t, env))
+	}
+	return out, dsn
+}
+
+// replicaEnv is the environment of replicas on one new PostgreSQL, and
+// its DSN.
+func replicaEnv(t *testing.T) ([]string, string) {
+	t.Helper()
 	dsn := databasetest.Postgres(t)
 	key := filepath.Join(t.TempDir(), "secrets.key")
 	k := make([]byte, 32)
 	rand.Read(k)
 	os.WriteFile(key, k, 0o600)
-	env := []string{"ZERO_DATABASE_URL=" + dsn, "ZERO_SECRETS_KEY_FILE=" + key}
-	var out []*replica
-	for range n {
-		p := startServe(t, env)
-		jar, _ := cookiejar.New(nil)
-		r := &replica{serveProcess: p, browser: &http.Client{Jar: jar}}
-		resp, err := r.browser.Get(p.link)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("login link of %s: %v %v", p.base, resp, err)
-		}
-		resp.Body.Close()
-		var session struct {
-			CSRF string `json:"csrf_token"`
-		}
-		getJSON(t, r.browser, "GET", p.base+"/api/session", nil, nil, &session)
-		r.csrf = session.CSRF
-		out = append(out, r)
+	return []string{"ZERO_DATABASE_URL=" + dsn, "ZERO_SECRETS_KEY_FILE=" + key}, dsn
+}
+
+// startReplica starts one replica with env and signs the owner in on it.
+func startReplica(t *testing.T, env []string) *replica {
+	t.Helper()
+	p := startServe(t, env)
+	jar, _ := cookiejar.New(nil)
+	r := &replica{serveProcess: p, browser: &http.Client{Jar: jar}}
+	resp, err := r.browser.Get(p.link)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("login link of %s: %v %v", p.base, resp, err)
 	}
-	return out, dsn
+	resp.Body.Close()
+	var session struct {
+		CSRF string `json:"csrf_token"`
+	}
+	getJSON(t, r.browser, "GET", p.base+"/api/session", nil, nil, &session)
+	r.csrf = session.CSRF
+	return r
 }
 
 // api sends an owner's API request to the replica and returns its status,

@@ -180,24 +180,35 @@ func (w *Workspace) startRun(r *http.Request, c *auth.Caller) (any, error) {
 // runThread starts a run of thread id with prompt, on the thread's
 // provider as it is saved now, and records it.
 func (w *Workspace) runThread(ctx context.Context, c *auth.Caller, id int64, prompt string) (threads.Run, error) {
-	t, err := w.threads.Get(ctx, id)
+	st, err := w.threadStart(ctx, id)
 	if err != nil {
 		return threads.Run{}, err
 	}
-	p, err := w.provider(ctx, t.Provider)
-	if err != nil {
-		return threads.Run{}, err
-	}
-	client, _, err := w.providers.Client(ctx, p.ID)
-	if err != nil {
-		return threads.Run{}, fail(http.StatusConflict, "provider_unavailable", "%v", err)
-	}
-	run, err := w.runner.Start(ctx, threads.Start{Thread: id, Prompt: prompt, Actor: threadTarget(id) + ":" + c.Actor(),
-		Model: providerModel{client: client, stream: p.Stream, model: t.Model}, Tools: w.endpoint.Threads(), Limits: w.threadLimits})
+	st.Prompt, st.Actor = prompt, threadTarget(id)+":"+c.Actor()
+	run, err := w.runner.Start(ctx, st)
 	if err != nil {
 		return threads.Run{}, err
 	}
 	return run, w.record(c, "thread.run", threadTarget(id), map[string]string{"run": strconv.FormatInt(run.ID, 10)})
+}
+
+// threadStart is what a run of thread id runs with: the thread's
+// provider as it is saved now, the tools approved, the limits.
+func (w *Workspace) threadStart(ctx context.Context, id int64) (threads.Start, error) {
+	t, err := w.threads.Get(ctx, id)
+	if err != nil {
+		return threads.Start{}, err
+	}
+	p, err := w.provider(ctx, t.Provider)
+	if err != nil {
+		return threads.Start{}, err
+	}
+	client, _, err := w.providers.Client(ctx, p.ID)
+	if err != nil {
+		return threads.Start{}, fail(http.StatusConflict, "provider_unavailable", "%v", err)
+	}
+	return threads.Start{Thread: id, Model: providerModel{client: client, stream: p.Stream, model: t.Model},
+		Tools: w.endpoint.Threads(), Limits: w.threadLimits}, nil
 }
 
 // providerModel answers a run's steps with a provider's model: streamed,
@@ -224,7 +235,10 @@ func (w *Workspace) cancelRun(r *http.Request, c *auth.Caller) (any, error) {
 	if _, err := w.threads.Get(r.Context(), id); err != nil {
 		return nil, threadError(err)
 	}
-	cancelled := w.runner.Cancel(id, c.Actor())
+	cancelled, err := w.runner.Cancel(r.Context(), id, c.Actor())
+	if err != nil {
+		return nil, err
+	}
 	if cancelled {
 		if err := w.record(c, "thread.cancel", threadTarget(id), nil); err != nil {
 			return nil, err

@@ -24,7 +24,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
@@ -93,6 +97,8 @@ type Options struct {
 type Workspace struct {
 	opts      Options
 	db        *sql.DB
+	pool      *database.Pool // on PostgreSQL: the threads' LISTEN and their queue
+	queue     *river.Client[pgx.Tx]
 	auth      *auth.Service
 	servers   *servers.Manager
 	runtime   *runtime.Runtime // the one way the workspace calls a tool
@@ -196,10 +202,23 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if err := w.threads.JoinReplicas(ctx); err != nil {
 		return nil, fmt.Errorf("join the workspace's replicas: %w", err)
 	}
-	if _, err := w.threads.InterruptOrphans(ctx, "the workspace stopped before the run ended"); err != nil {
-		return nil, fmt.Errorf("end the runs of the last start: %w", err)
-	}
 	w.runner = threads.NewRunner(w.threads)
+	if o.DatabaseURL == "" {
+		if _, err := w.threads.InterruptOrphans(ctx, "the workspace stopped before the run ended"); err != nil {
+			return nil, fmt.Errorf("end the runs of the last start: %w", err)
+		}
+	} else {
+		// The other replicas' appends and answers wake this one's streams
+		// and waiting runs; runs are jobs, and the runs of replicas that
+		// are gone are taken over, not ended.
+		if w.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
+			return nil, err
+		}
+		w.runner.Listen(w.pool)
+		if err := w.startQueue(ctx, w.pool); err != nil {
+			return nil, fmt.Errorf("start the threads' queue: %w", err)
+		}
+	}
 	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
 		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
 		return nil, fmt.Errorf("open the skills: %w", err)
@@ -274,6 +293,14 @@ func (w *Workspace) Close() error {
 	}
 	if w.roots != nil {
 		errs = append(errs, w.roots.Close())
+	}
+	if w.queue != nil {
+		// After the runner: the runs it worked have ended, and a job it
+		// takes now is left to another replica.
+		errs = append(errs, w.queue.Stop(context.Background()))
+	}
+	if w.pool != nil {
+		w.pool.Close()
 	}
 	errs = append(errs, w.db.Close())
 	return errors.Join(errs...)

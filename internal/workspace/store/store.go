@@ -214,7 +214,17 @@ var migrations = []string{
 	// lives (package threads), so that a replica that starts ends the runs
 	// of replicas that are gone, and only theirs.
 	`ALTER TABLE thread_runs ADD COLUMN replica INTEGER NOT NULL DEFAULT 0`,
-	// 13: the secrets key's check (package secrets' SealCheck), one row:
+	// 13: who started a run: the caller of its tool calls, which a replica
+	// that takes the run over from one that is gone calls them as.
+	`ALTER TABLE thread_runs ADD COLUMN actor TEXT NOT NULL DEFAULT ''`,
+	// 14: how many times a replica took the run (its loop ran there, on
+	// PostgreSQL, as a job): a job takes a run only at the count it was
+	// queued at, so that of two jobs of one run one runs it.
+	`ALTER TABLE thread_runs ADD COLUMN taken INTEGER NOT NULL DEFAULT 0`,
+	// 15: who asked to cancel a run that no replica held then (on
+	// PostgreSQL): the replica that takes it cancels it.
+	`ALTER TABLE thread_runs ADD COLUMN cancelled_by TEXT NOT NULL DEFAULT ''`,
+	// 16: the secrets key's check (package secrets' SealCheck), one row:
 	// a workspace whose key does not open it refuses to start.
 	`CREATE TABLE secrets_key (
 		id     INTEGER PRIMARY KEY CHECK (id = 1),

@@ -146,6 +146,12 @@ type Runner struct {
 	end   context.CancelCauseFunc
 	wg    sync.WaitGroup
 
+	retry time.Duration // how long a dropped LISTEN connection waits: listenRetry, but in tests
+	// queue, on PostgreSQL, takes the runs as jobs (see SetQueue); sweep
+	// is how often the runs of replicas that are gone are looked for.
+	queue Queue
+	sweep time.Duration
+
 	mu      sync.Mutex
 	runs    map[int64]*active         // by thread
 	waiting map[int64]chan<- struct{} // by approval: the run waiting for it
@@ -159,7 +165,7 @@ type active struct {
 
 // NewRunner returns a runner of s's threads.
 func NewRunner(s *Store) *Runner {
-	r := &Runner{store: s, runs: map[int64]*active{}, waiting: map[int64]chan<- struct{}{}}
+	r := &Runner{store: s, retry: listenRetry, sweep: Sweep, runs: map[int64]*active{}, waiting: map[int64]chan<- struct{}{}}
 	r.life, r.end = context.WithCancelCause(context.Background())
 	return r
 }
@@ -181,6 +187,9 @@ func (r *Runner) Start(ctx context.Context, st Start) (Run, error) {
 	if r.life.Err() != nil {
 		return Run{}, errStopped
 	}
+	if r.queue != nil {
+		return r.enqueue(ctx, st)
+	}
 	run, err := r.store.StartRun(ctx, st.Thread)
 	if err != nil {
 		return Run{}, err
@@ -189,7 +198,7 @@ func (r *Runner) Start(ctx context.Context, st Start) (Run, error) {
 	r.mu.Lock()
 	r.runs[st.Thread] = &active{run: run, cancel: cancel}
 	r.mu.Unlock()
-	l := &loop{r: r, s: r.store, st: st, run: run, lim: st.Limits.withDefaults(), nonce: NewNonce(), seen: map[string]int{}, schemas: map[string]*Schema{}}
+	l := r.newLoop(st, run)
 	if err := l.begin(ctx); err != nil {
 		l.finish(context.WithoutCancel(ctx), Failed, err.Error())
 		r.forget(st.Thread)
@@ -213,8 +222,29 @@ func (r *Runner) forget(thread int64) {
 }
 
 // Cancel ends thread id's run, as interrupted by actor; false if it has
-// none.
-func (r *Runner) Cancel(id int64, actor string) bool {
+// none. On PostgreSQL the run may be another replica's: a run that has
+// not ended is cancelled through a NOTIFY, wherever it runs.
+func (r *Runner) Cancel(ctx context.Context, id int64, actor string) (bool, error) {
+	if r.cancel(id, actor) {
+		return true, nil
+	}
+	if !r.store.pg {
+		return false, nil
+	}
+	run, ok, err := r.store.LastRun(ctx, id)
+	if err != nil || !ok || ended(run.Status) {
+		return false, err
+	}
+	// Saved first, for a run no replica holds now (the replica that takes
+	// it reads it once it holds it); then told, to the one that holds it.
+	if _, err := r.store.db.ExecContext(ctx, `UPDATE thread_runs SET cancelled_by = ? WHERE id = ?`, actor, run.ID); err != nil {
+		return false, err
+	}
+	return true, r.store.notify(ctx, cancelNote(id, actor))
+}
+
+// cancel cancels thread id's run if it runs here.
+func (r *Runner) cancel(id int64, actor string) bool {
 	r.mu.Lock()
 	a := r.runs[id]
 	r.mu.Unlock()
@@ -227,22 +257,37 @@ func (r *Runner) Cancel(id int64, actor string) bool {
 
 // Answer records actor's answer to approval id and wakes the run waiting
 // for it. An approval no run of this workspace waits for (its run ended)
-// is ErrNotWaiting, and nothing is recorded.
+// is ErrNotWaiting, and nothing is recorded. On PostgreSQL the run may be
+// another replica's: an approval whose run has not ended is answered, and
+// the answer's NOTIFY wakes the run where it waits.
 func (r *Runner) Answer(ctx context.Context, actor string, id int64, answer string) (Approval, error) {
 	r.mu.Lock()
 	wake := r.waiting[id]
 	r.mu.Unlock()
 	if wake == nil {
-		return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		if !r.store.pg {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		}
+		a, _, err := r.store.GetApproval(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id) // as on one replica
+		}
+		if err != nil {
+			return Approval{}, err
+		}
+		run, err := r.store.GetRun(ctx, a.Run)
+		if err != nil {
+			return Approval{}, err
+		}
+		if ended(run.Status) {
+			return Approval{}, fmt.Errorf("%w: approval %d", ErrNotWaiting, id)
+		}
 	}
 	a, err := r.store.Answer(ctx, actor, id, answer)
 	if err != nil {
 		return a, err
 	}
-	select {
-	case wake <- struct{}{}:
-	default:
-	}
+	r.wake(id)
 	return a, nil
 }
 
@@ -267,12 +312,26 @@ type loop struct {
 	// unanswered are the calls of the last assistant message that have no
 	// result yet: on an end they get placeholders.
 	unanswered []model.ToolCall
+	// fence, for a run taken as a job, keeps its writes to while it is
+	// this replica's; lost is set once it is not.
+	fence *fence
+	lost  bool
 }
 
 // begin reads the thread's conversation, gives calls left without a
 // result (by a run that ended in the middle) their placeholder, and
 // appends the prompt.
 func (l *loop) begin(ctx context.Context) error {
+	if err := l.history(ctx, "the run before ended before this call had a result"); err != nil {
+		return err
+	}
+	_, err := l.message(ctx, model.Message{Role: model.RoleUser, Content: l.st.Prompt})
+	return err
+}
+
+// history reads the thread's conversation and gives calls left without a
+// result their placeholder, saying why.
+func (l *loop) history(ctx context.Context, why string) error {
 	t, err := l.s.Get(ctx, l.st.Thread)
 	if err != nil {
 		return err
@@ -308,18 +367,19 @@ func (l *loop) begin(ctx context.Context) error {
 				}
 			}
 		}
-		if err := l.placeholders(ctx, "the run before ended before this call had a result"); err != nil {
+		if err := l.placeholders(ctx, why); err != nil {
 			return err
 		}
 	}
-	_, err = l.message(ctx, model.Message{Role: model.RoleUser, Content: l.st.Prompt})
-	return err
+	return nil
 }
 
 // drive is the loop: ask the model, run the calls it asks for, until it
 // answers with none, a limit is reached, or the run is cancelled.
 func (l *loop) drive(ctx context.Context) {
-	ctx, stop := context.WithTimeoutCause(ctx, l.lim.Wall, fmt.Errorf("the run went past its wall time of %s", l.lim.Wall))
+	// From the run's start: a run taken over by another replica has the
+	// time that was left.
+	ctx, stop := context.WithDeadlineCause(ctx, l.run.Started.Add(l.lim.Wall), fmt.Errorf("the run went past its wall time of %s", l.lim.Wall))
 	defer stop()
 	status, why := l.steps(ctx)
 	if ctx.Err() != nil {
@@ -333,10 +393,13 @@ func (l *loop) drive(ctx context.Context) {
 
 // finish gives unanswered calls their placeholders and ends the run.
 func (l *loop) finish(ctx context.Context, status, why string) {
+	if l.lost {
+		return // the replica that took the run over ends it
+	}
 	if err := l.placeholders(ctx, "the run ended ("+why+") before this call had a result"); err != nil && status == Completed {
 		status, why = Failed, err.Error()
 	}
-	if _, err := l.s.SetStatus(ctx, l.run.ID, status, why); err != nil {
+	if _, err := l.setStatus(ctx, status, why); err != nil {
 		return
 	}
 	l.event(ctx, KindRun, RunEvent{Run: l.run.ID, Status: status, Error: why})
@@ -438,7 +501,7 @@ func (l *loop) answer(ctx context.Context, msg model.Message, u model.Usage) err
 	}
 	usage, _ := json.Marshal(UsageEvent{PromptTokens: p, CompletionTokens: c,
 		TotalPromptTokens: l.totalPrompt + p, TotalCompletionTokens: l.totalCompletion + c})
-	if _, err := l.s.AppendStep(ctx, l.st.Thread, p, c, Draft{KindMessage, body}, Draft{KindUsage, usage}); err != nil {
+	if _, err := l.append(ctx, p, c, Draft{KindMessage, body}, Draft{KindUsage, usage}); err != nil {
 		return err
 	}
 	l.msgs = append(l.msgs, msg)
@@ -549,13 +612,26 @@ func (l *loop) ask(ctx context.Context, c model.ToolCall, t Tool, args json.RawM
 	settle := func(status string) (Approval, error) {
 		return l.s.Settle(context.WithoutCancel(ctx), "zero", a.ID, status)
 	}
-	select {
-	case <-wake:
-		a, _, err = l.s.GetApproval(ctx, a.ID)
-	case <-timer.C:
-		a, err = settle(Expired)
-	case <-ctx.Done():
-		a, err = settle(AnswerCancel)
+	// On PostgreSQL the answer may come from another replica: a NOTIFY
+	// wakes the run, and without one (a pooler that breaks LISTEN) it
+	// checks at every heartbeat.
+	var poll <-chan time.Time
+	if l.s.pg {
+		tick := time.NewTicker(l.s.beat)
+		defer tick.Stop()
+		poll = tick.C
+	}
+	for a.Status == Pending && err == nil {
+		select {
+		case <-wake:
+			a, _, err = l.s.GetApproval(ctx, a.ID)
+		case <-poll:
+			a, _, err = l.s.GetApproval(ctx, a.ID)
+		case <-timer.C:
+			a, err = settle(Expired)
+		case <-ctx.Done():
+			a, err = settle(AnswerCancel)
+		}
 	}
 	if err != nil {
 		return "", err
@@ -576,7 +652,7 @@ func (l *loop) ask(ctx context.Context, c model.ToolCall, t Tool, args json.RawM
 
 // status moves the run to a status that does not end it, with its event.
 func (l *loop) status(ctx context.Context, status string) error {
-	if _, err := l.s.SetStatus(ctx, l.run.ID, status, ""); err != nil {
+	if _, err := l.setStatus(ctx, status, ""); err != nil {
 		return err
 	}
 	return l.event(ctx, KindRun, RunEvent{Run: l.run.ID, Status: status})
@@ -601,12 +677,31 @@ func (l *loop) message(ctx context.Context, m model.Message) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	e, err := l.s.Append(ctx, l.st.Thread, Last, KindMessage, body)
+	e, err := l.append(ctx, 0, 0, Draft{KindMessage, body})
 	if err != nil {
 		return Event{}, err
 	}
 	l.msgs = append(l.msgs, m)
-	return e, nil
+	return e[0], nil
+}
+
+// append appends drafts to the thread after its last event, with
+// tokens, within the run's fence.
+func (l *loop) append(ctx context.Context, prompt, completion int64, drafts ...Draft) ([]Event, error) {
+	out, err := l.s.appendFenced(ctx, l.fence, l.st.Thread, Last, prompt, completion, drafts)
+	if errors.Is(err, ErrTakenOver) {
+		l.lost = true
+	}
+	return out, err
+}
+
+// setStatus moves the run to status, within its fence.
+func (l *loop) setStatus(ctx context.Context, status, why string) (Run, error) {
+	r, err := l.s.setStatus(ctx, l.fence, l.run.ID, status, why)
+	if errors.Is(err, ErrTakenOver) {
+		l.lost = true
+	}
+	return r, err
 }
 
 // event appends an event of kind with body v.
@@ -615,6 +710,6 @@ func (l *loop) event(ctx context.Context, kind string, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = l.s.Append(ctx, l.st.Thread, Last, kind, body)
+	_, err = l.append(ctx, 0, 0, Draft{kind, body})
 	return err
 }

@@ -375,7 +375,7 @@ func TestLoopCancelLeavesValidHistory(t *testing.T) {
 	f := newLoop(t, calls(modeltest.Call("c1", "srv__echo", `{}`), modeltest.Call("c2", "srv__echo", `{"x":3}`)))
 	run := f.start("one")
 	f.pending(0)
-	if !f.r.Cancel(f.thread.ID, "owner") {
+	if ok, _ := f.r.Cancel(context.Background(), f.thread.ID, "owner"); !ok {
 		t.Fatal("no run to cancel")
 	}
 	if r := f.wait(run); r.Status != Interrupted || r.Error != "cancelled by owner" {
@@ -395,7 +395,7 @@ func TestLoopCancelLeavesValidHistory(t *testing.T) {
 	f.model.script = []model.Response{calls(modeltest.Call("c3", "srv__block", `{}`))}
 	run = f.start("two")
 	f.called(1)
-	f.r.Cancel(f.thread.ID, "owner")
+	f.r.Cancel(context.Background(), f.thread.ID, "owner")
 	if r := f.wait(run); r.Status != Interrupted {
 		t.Fatalf("run: %+v", r)
 	}
@@ -414,7 +414,7 @@ func TestLoopCancelLeavesValidHistory(t *testing.T) {
 			t.Fatal("the model was not asked")
 		}
 	}
-	f.r.Cancel(f.thread.ID, "owner")
+	f.r.Cancel(context.Background(), f.thread.ID, "owner")
 	if r := f.wait(run); r.Status != Interrupted {
 		t.Fatalf("run: %+v", r)
 	}

@@ -83,7 +83,12 @@ func (s *Store) Answer(ctx context.Context, actor string, id int64, answer strin
 		err = s.SetRule(ctx, actor, a.Tool, Allow)
 	}
 	a.Status, a.By = answer, actor
-	return a, err
+	if err != nil {
+		return a, err
+	}
+	// After the allowance, so that the run it wakes, on whichever
+	// replica, finds it saved.
+	return a, s.notify(ctx, approvalNote(id))
 }
 
 // Settle ends approval id if it is still pending, with status (expired

@@ -35,6 +35,8 @@ type Run struct {
 	Error   string    `json:"error,omitempty"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
+	// Actor is who started it: the caller of its tool calls.
+	Actor string `json:"-"`
 }
 
 // ended reports whether status is a final one.
@@ -57,31 +59,45 @@ func may(from, to string) bool {
 // StartRun starts a run of thread id, running; a thread whose last run has
 // not ended gets ErrBusy.
 func (s *Store) StartRun(ctx context.Context, id int64) (Run, error) {
+	return s.startRun(ctx, id, "")
+}
+
+// startRun is StartRun, saving actor as the caller of the run's calls.
+func (s *Store) startRun(ctx context.Context, id int64, actor string) (Run, error) {
 	if _, err := s.Get(ctx, id); err != nil {
 		return Run{}, err
 	}
 	now := s.now()
 	var rid int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_runs (thread_id, status, started_at, replica) VALUES (?, ?, ?, ?) RETURNING id`,
-		id, Running, stamp(now), s.replica).Scan(&rid)
+	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_runs (thread_id, status, started_at, replica, actor) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		id, Running, stamp(now), s.replica, actor).Scan(&rid)
 	if err != nil {
 		if database.IsUnique(err) {
 			return Run{}, fmt.Errorf("%w: thread %d", ErrBusy, id)
 		}
 		return Run{}, err
 	}
-	return Run{ID: rid, Thread: id, Status: Running, Started: now}, nil
+	return Run{ID: rid, Thread: id, Status: Running, Started: now, Actor: actor}, nil
 }
 
 // SetStatus moves run rid to status, with why for an end that is not
 // completed; a change may does not allow is ErrTransition, and nothing
 // changes.
 func (s *Store) SetStatus(ctx context.Context, rid int64, status, why string) (Run, error) {
+	return s.setStatus(ctx, nil, rid, status, why)
+}
+
+// setStatus is SetStatus, for a run taken as a job with f: nothing
+// changes unless the run is still f's (ErrTakenOver).
+func (s *Store) setStatus(ctx context.Context, f *fence, rid int64, status, why string) (Run, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Run{}, err
 	}
 	defer tx.Rollback()
+	if err := f.check(ctx, tx, s.db); err != nil {
+		return Run{}, err
+	}
 	// On PostgreSQL the run's row stays locked until tx ends: two
 	// replicas' moves of one run take turns (see database.ForUpdate).
 	if _, err := tx.ExecContext(ctx, `SELECT id FROM thread_runs WHERE id = ?`+database.ForUpdate(s.db), rid); err != nil {
@@ -260,8 +276,8 @@ func getRun(ctx context.Context, q querier, rid int64) (Run, error) {
 		r              Run
 		started, endAt string
 	)
-	err := q.QueryRowContext(ctx, `SELECT id, thread_id, status, error, started_at, ended_at FROM thread_runs WHERE id = ?`, rid).
-		Scan(&r.ID, &r.Thread, &r.Status, &r.Error, &started, &endAt)
+	err := q.QueryRowContext(ctx, `SELECT id, thread_id, status, error, started_at, ended_at, actor FROM thread_runs WHERE id = ?`, rid).
+		Scan(&r.ID, &r.Thread, &r.Status, &r.Error, &started, &endAt, &r.Actor)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: no run %d", ErrNotFound, rid)
 	}

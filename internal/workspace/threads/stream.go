@@ -3,7 +3,9 @@ package threads
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,10 +25,14 @@ const (
 // sent to streams only, never stored: the finished message replaces it.
 const KindDelta = "delta"
 
-// An update is what a stream is sent: a stored event, or a delta.
+// An update is what a stream is sent: a stored event, a delta, or a
+// wake: events up to Seq upTo (all there are, for 0) are stored, which
+// the stream reads from the database if it has not had them.
 type update struct {
 	event *Event
 	delta string
+	wake  bool
+	upTo  int64
 }
 
 // hub hands the updates of each thread to its streams.
@@ -76,6 +82,17 @@ func (h *hub) publish(id int64, u update) {
 	}
 }
 
+// wakeAll wakes every stream, to read what it has not had: after the
+// LISTEN connection dropped, when notifications may have been lost.
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	ids := slices.Collect(maps.Keys(h.subs))
+	h.mu.Unlock()
+	for _, id := range ids {
+		h.publish(id, update{wake: true})
+	}
+}
+
 // Delta sends text, a piece of the answer being written in thread id, to
 // the thread's streams. It is not stored.
 func (s *Store) Delta(id int64, text string) {
@@ -88,7 +105,10 @@ func (s *Store) Delta(id int64, text string) {
 // the id of the last event sent) as they come. A client that sends
 // Last-Event-ID gets the events after it: none is lost and none is sent
 // twice; without it, ?after=SEQ does the same. A comment is sent every
-// Heartbeat. It returns when the client goes
+// Heartbeat. On PostgreSQL, where another replica may append them, the
+// events are read from the database when a NOTIFY (see Runner.Listen)
+// says there are new ones, and at every heartbeat, whichever comes first:
+// each is sent once, in order. It returns when the client goes
 // (or ctx ends), or when the client reads too slowly to keep up; the
 // client then comes back with Last-Event-ID.
 func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) error {
@@ -133,6 +153,20 @@ func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) er
 		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, data)
 		return err
 	}
+	ctx := r.Context()
+	// catchUp sends what is stored after the last event sent.
+	catchUp := func() error {
+		events, err := s.Events(ctx, id, sent)
+		if err != nil {
+			return err
+		}
+		for i := range events {
+			if err := send(&events[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for i := range stored {
 		if err := send(&stored[i]); err != nil {
 			return nil
@@ -143,21 +177,31 @@ func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) er
 	}
 	tick := time.NewTicker(s.beat)
 	defer tick.Stop()
-	ctx := r.Context()
 	for {
 		var err error
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+			if s.pg {
+				if err := catchUp(); err != nil {
+					return nil
+				}
+			}
 			_, err = fmt.Fprint(w, ": heartbeat\n\n")
 		case u, ok := <-ch:
-			if !ok {
+			switch {
+			case !ok:
 				return nil // too slow: the client comes back with Last-Event-ID
-			}
-			if u.event != nil {
+			case u.wake:
+				if u.upTo == 0 || u.upTo > sent {
+					err = catchUp()
+				}
+			case u.event != nil && u.event.Seq > sent+1:
+				err = catchUp() // one stored elsewhere came first: in order from the database
+			case u.event != nil:
 				err = send(u.event)
-			} else {
+			default:
 				data, _ := json.Marshal(map[string]string{"text": u.delta})
 				_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", sent, KindDelta, data)
 			}

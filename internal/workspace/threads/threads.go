@@ -95,12 +95,15 @@ type Store struct {
 	// after JoinReplicas).
 	replica int64
 	hold    *sql.Conn
+	// pg is set on PostgreSQL, whose replicas share the threads: an
+	// append and an answer NOTIFY them (see Runner.Listen).
+	pg bool
 }
 
 // New returns a store on db whose threads' folders are made in dir
 // (created, mode 0700, if missing).
 func New(db *sql.DB, dir string) *Store {
-	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat}
+	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat, pg: database.DialectOf(db) == database.PostgreSQL}
 }
 
 // stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
@@ -275,6 +278,12 @@ func (s *Store) AppendStep(ctx context.Context, id, prompt, completion int64, dr
 }
 
 func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
+	return s.appendFenced(ctx, nil, id, parent, prompt, completion, drafts)
+}
+
+// appendFenced is appendAll for a run taken as a job: with f, nothing is
+// stored unless the run is still f's (ErrTakenOver).
+func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
 	for _, d := range drafts {
 		if d.Kind == "" || len(d.Kind) > 64 {
 			return nil, fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
@@ -294,6 +303,9 @@ func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion in
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := f.check(ctx, tx, s.db); err != nil {
+		return nil, err
+	}
 	var (
 		last  int64
 		found bool
@@ -327,6 +339,13 @@ func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion in
 	}
 	if _, err := tx.StmtContext(ctx, st.touch).ExecContext(ctx, stamp(now), prompt, completion, id); err != nil {
 		return nil, err
+	}
+	if s.pg {
+		// Sent when the transaction commits, and only then: the other
+		// replicas' streams of the thread read what they have not had.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, Channel, eventsNote(id, last)); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
