@@ -230,11 +230,15 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	return w, nil
 }
 
-// checkSecretsKey refuses a key that is not the one the database's secrets
-// are sealed with: the first workspace to open the database leaves a check
-// sealed with its key, and every later one must open it. Without the check,
-// a replica given another key (or none, and so its own) would fail to open
-// what the others sealed, and seal what they cannot open.
+// checkSecretsKey compares the key with the one the database's secrets are
+// sealed with: the first workspace to open the database leaves a check
+// sealed with its key, and every later one opens it. On PostgreSQL a key
+// that does not is refused: a replica given another key (or none, and so
+// its own) would fail to open what the others sealed, and seal what they
+// cannot open. On SQLite, which one workspace owns, a key that changed (a
+// secrets.key lost and made again) is taken, with a warning: the secrets
+// sealed before cannot be opened, and their servers say so until they are
+// set again.
 func checkSecretsKey(ctx context.Context, db *sql.DB, box *secrets.Box, o Options) error {
 	if _, err := db.ExecContext(ctx, `INSERT INTO secrets_key (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, box.SealCheck()); err != nil {
 		return fmt.Errorf("the secrets key's check: %w", err)
@@ -250,8 +254,17 @@ func checkSecretsKey(ctx context.Context, db *sql.DB, box *secrets.Box, o Option
 	if o.SecretsKeyFile != "" {
 		key = o.SecretsKeyFile
 	}
-	return fmt.Errorf("the secrets key %s is not the one this workspace's secrets are sealed with: "+
-		"give every replica of a database the same ZERO_SECRETS_KEY_FILE (and a home its own secrets.key back)", key)
+	if database.DialectOf(db) == database.PostgreSQL {
+		return fmt.Errorf("the secrets key %s is not the one this workspace's secrets are sealed with: "+
+			"give every replica of a database the same ZERO_SECRETS_KEY_FILE. If that key is lost for good, "+
+			"the secrets sealed with it cannot be opened: delete the check (DELETE FROM secrets_key) and set them again", key)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE secrets_key SET sealed = ? WHERE id = 1`, box.SealCheck()); err != nil {
+		return fmt.Errorf("the secrets key's check: %w", err)
+	}
+	fmt.Fprintf(o.Stderr, "warning: the secrets key %s is not the one the secrets were sealed with; "+
+		"the secrets set before cannot be opened: set them again (or stop, and put the old key back)\n", key)
+	return nil
 }
 
 // openStore opens the workspace's database: o.DatabaseURL's, or the file
