@@ -160,3 +160,29 @@ func size(n int) string {
 	}
 	return fmt.Sprintf("%dk", n/1000)
 }
+
+// BenchmarkFirstSearch is the first search after opening a graph: the
+// open is not timed, the search is.
+func BenchmarkFirstSearch(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		b.Run(size(n), func(b *testing.B) {
+			path := benchFile(b, n)
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				s, err := Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				i++
+				b.StartTimer()
+				if _, err := s.Search(fmt.Sprintf("ENTITY-%07d", (i*7919)%n)); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -737,7 +737,19 @@ func (s *searchIndex) add(e *entity, i int32) {
 // holds no NUL.
 func (s *searchIndex) find(g *graph, q []byte) []int32 {
 	if !s.built || s.stale > len(s.text)/2 {
-		*s = searchIndex{built: true}
+		// Sized once from the graph: lower-casing keeps most text's length.
+		live, size := 0, 0
+		for i := range int32(g.ents.len()) {
+			if e := g.ents.at(i); e.live {
+				live++
+				size += 3 + len(e.Name) + len(e.EntityType)
+				for _, o := range e.Observations {
+					size += 1 + len(o)
+				}
+			}
+		}
+		*s = searchIndex{built: true, text: make([]byte, 0, size), starts: make([]int, 0, live),
+			owner: make([]int32, 0, live), bloom: make([]uint64, 0, live*bloomWords)}
 		for i := range int32(g.ents.len()) {
 			if e := g.ents.at(i); e.live {
 				s.add(e, i)
