@@ -204,7 +204,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	}
 	w.runner = threads.NewRunner(w.threads)
 	if o.DatabaseURL == "" {
-		if _, err := w.threads.InterruptOrphans(ctx, "the workspace stopped before the run ended"); err != nil {
+		if _, err := w.threads.InterruptAll(ctx, "the workspace stopped before the run ended"); err != nil {
 			return nil, fmt.Errorf("end the runs of the last start: %w", err)
 		}
 	} else {

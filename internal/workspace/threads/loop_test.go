@@ -443,7 +443,7 @@ func TestLoopRepairsACrash(t *testing.T) {
 	if err := modeltest.CheckHistory(f.messages()); err == nil {
 		t.Fatal("the crashed history is valid already: the test tests nothing")
 	}
-	if n, err := f.s.InterruptOrphans(ctx, "the workspace stopped"); n != 1 || err != nil {
+	if n, err := f.s.InterruptAll(ctx, "the workspace stopped"); n != 1 || err != nil {
 		t.Fatal(n, err)
 	}
 	if r := f.wait(f.start("again")); r.Status != Completed {

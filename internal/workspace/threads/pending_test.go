@@ -91,10 +91,10 @@ func TestSettle(t *testing.T) {
 	}
 }
 
-// TestInterruptOrphansCancelsApprovals: a workspace that starts again ends the
+// TestInterruptAllCancelsApprovals: a workspace that starts again ends the
 // runs of the one before it, and the approvals they waited for, so that a
 // late answer allows nothing.
-func TestInterruptOrphansCancelsApprovals(t *testing.T) {
+func TestInterruptAllCancelsApprovals(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	addServer(t, s, 1)
@@ -106,7 +106,7 @@ func TestInterruptOrphansCancelsApprovals(t *testing.T) {
 	s.SetStatus(ctx, run.ID, WaitingApproval, "")
 	tool := ToolRef{ServerID: 1, Tool: "write_file", Hash: "sha256:h", Fingerprint: "sha256:f"}
 	a, _ := s.Request(ctx, run.ID, "call_1", tool, time.Hour)
-	if n, err := s.InterruptOrphans(ctx, "the workspace started again"); n != 1 || err != nil {
+	if n, err := s.InterruptAll(ctx, "the workspace started again"); n != 1 || err != nil {
 		t.Fatalf("interrupted %d %v", n, err)
 	}
 	if _, err := s.Answer(ctx, "user:owner", a.ID, AnswerThread); !errors.Is(err, ErrAnswered) {

@@ -153,8 +153,8 @@ func (s *Store) JoinReplicas(ctx context.Context) error {
 	}
 }
 
-// LeaveReplicas lets go of the number JoinReplicas took: another replica
-// that starts then ends the runs s left.
+// LeaveReplicas lets go of the number JoinReplicas took: the other
+// replicas then take over the runs s left (see strays).
 func (s *Store) LeaveReplicas() {
 	if s.hold != nil {
 		// The connection goes back to the pool, still open: the lock is
@@ -165,49 +165,29 @@ func (s *Store) LeaveReplicas() {
 	}
 }
 
-// InterruptOrphans ends as interrupted, saying why, every run not ended
-// whose workspace is gone, and cancels the approvals they waited for: a
-// workspace that starts again does not go on with the runs of the one
-// before it, and an answer to one of them allows nothing. On SQLite that
-// is every run (one process owns the database); on PostgreSQL, the runs of
-// replicas whose advisory lock is free, never a live replica's.
-func (s *Store) InterruptOrphans(ctx context.Context, why string) (int64, error) {
-	if s.hold == nil {
-		return s.interrupt(ctx, why, `1 = 1`)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT replica FROM thread_runs WHERE status IN (?, ?)`, Running, WaitingApproval)
+// InterruptAll ends every run not ended as interrupted, saying why, and
+// cancels the approvals they waited for: a workspace that starts again
+// does not go on with the runs of the one before it, and an answer to one
+// of them allows nothing. It is for SQLite, which one workspace owns; on
+// PostgreSQL the runs of replicas that are gone are taken over instead.
+func (s *Store) InterruptAll(ctx context.Context, why string) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	var replicas []int64
-	for rows.Next() {
-		var r int64
-		if err := rows.Scan(&r); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		replicas = append(replicas, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	defer tx.Rollback()
+	now := stamp(s.now())
+	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ? WHERE status = ?`,
+		AnswerCancel, now, Pending); err != nil {
 		return 0, err
 	}
-	var total int64
-	for _, r := range replicas {
-		gone, err := s.gone(ctx, r)
-		if err != nil {
-			return total, err
-		}
-		if !gone {
-			continue
-		}
-		n, err := s.interrupt(ctx, why, `replica = ?`, r)
-		total += n
-		if err != nil {
-			return total, err
-		}
+	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
+		Interrupted, why, now, Running, WaitingApproval)
+	if err != nil {
+		return 0, err
 	}
-	return total, nil
+	n, _ := res.RowsAffected()
+	return n, tx.Commit()
 }
 
 // gone reports whether replica r's workspace is gone: its lock is free
@@ -222,30 +202,6 @@ func (s *Store) gone(ctx context.Context, r int64) (bool, error) {
 	}
 	_, err := s.hold.ExecContext(ctx, `SELECT pg_advisory_unlock(?, ?)`, replicaLock, r)
 	return true, err
-}
-
-// interrupt ends the runs that have not ended of the replicas where
-// (a condition on thread_runs, with its args) holds, and cancels the
-// pending approvals of all their runs.
-func (s *Store) interrupt(ctx context.Context, why, where string, args ...any) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	now := stamp(s.now())
-	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ?
-		WHERE status = ? AND run_id IN (SELECT id FROM thread_runs WHERE `+where+`)`,
-		append([]any{AnswerCancel, now, Pending}, args...)...); err != nil {
-		return 0, err
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?) AND `+where,
-		append([]any{Interrupted, why, now, Running, WaitingApproval}, args...)...)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	return n, tx.Commit()
 }
 
 // LastRun returns thread id's latest run, and false if it has none.

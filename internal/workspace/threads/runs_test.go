@@ -11,7 +11,7 @@ import (
 
 // TestRuns: a thread has at most one run that has not ended; a run goes
 // between running and waiting for an approval, and from either to an end,
-// never out of an end; InterruptOrphans ends what a stopped workspace left.
+// never out of an end; InterruptAll ends what a stopped workspace left.
 func TestRuns(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
@@ -48,18 +48,19 @@ func TestRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.SetStatus(ctx, r2.ID, WaitingApproval, "")
-	if n, err := s.InterruptOrphans(ctx, "the workspace stopped"); n != 1 || err != nil {
+	if n, err := s.InterruptAll(ctx, "the workspace stopped"); n != 1 || err != nil {
 		t.Errorf("interrupted %d (%v)", n, err)
 	}
 	got, _ = s.GetRun(ctx, r2.ID)
 	if got.Status != Interrupted || got.Error != "the workspace stopped" {
-		t.Errorf("after InterruptOrphans: %+v", got)
+		t.Errorf("after InterruptAll: %+v", got)
 	}
 }
 
-// TestReplicasEndOnlyTheRunsOfTheGone: on PostgreSQL, a workspace that
-// starts ends the runs of a replica that is gone, never a live one's.
-func TestReplicasEndOnlyTheRunsOfTheGone(t *testing.T) {
+// TestReplicasTakeOnlyTheRunsOfTheGone: on PostgreSQL, the runs a replica
+// would take over are those of a replica that is gone, never a live one's;
+// taking one cancels the approval it waited for.
+func TestReplicasTakeOnlyTheRunsOfTheGone(t *testing.T) {
 	dir := t.TempDir()
 	a := storeIn(t, dir)
 	if database.DialectOf(a.db) != database.PostgreSQL {
@@ -83,17 +84,21 @@ func TestReplicasEndOnlyTheRunsOfTheGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := b.InterruptOrphans(ctx, "a replica started"); n != 0 || err != nil {
-		t.Fatalf("a start ended %d runs of a live replica (%v)", n, err)
+	if jobs, err := b.strays(ctx); len(jobs) != 0 || err != nil {
+		t.Fatalf("the runs of a live replica are strays: %+v (%v)", jobs, err)
 	}
 	a.LeaveReplicas() // as when a's process dies: its connection, and lock, end
-	if n, err := b.InterruptOrphans(ctx, "a replica started"); n != 1 || err != nil {
-		t.Fatalf("after the replica went: ended %d runs (%v), want 1", n, err)
+	jobs, err := b.strays(ctx)
+	if err != nil || len(jobs) != 1 || jobs[0] != (Job{Run: r.ID, Owner: a.replica}) {
+		t.Fatalf("after the replica went: strays %+v (%v), want its run", jobs, err)
 	}
-	if got, _ := b.GetRun(ctx, r.ID); got.Status != Interrupted || got.Error != "a replica started" {
-		t.Errorf("the gone replica's run: %+v", got)
+	if _, ok, err := b.claim(ctx, jobs[0]); !ok || err != nil {
+		t.Fatalf("taking the gone replica's run: %v %v", ok, err)
 	}
 	if got, _, _ := b.GetApproval(ctx, p.ID); got.Status != AnswerCancel {
 		t.Errorf("its approval: %+v", got)
+	}
+	if jobs, _ := b.strays(ctx); len(jobs) != 0 {
+		t.Errorf("a run taken is still a stray: %+v", jobs)
 	}
 }
