@@ -121,6 +121,28 @@ func OpenPool(ctx context.Context, dsn string) (*Pool, error) {
 	return pool, nil
 }
 
+// WithSessionLock runs fn holding the PostgreSQL advisory lock key on a
+// connection of pool: processes that start together on one database then
+// do fn one at a time (make their tables: PostgreSQL refuses the second
+// CREATE of a table being made). A lock that cannot be let go ends its
+// connection, and the lock with it.
+func WithSessionLock(ctx context.Context, pool *Pool, key int64, fn func() error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("open the PostgreSQL database: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return fmt.Errorf("lock the PostgreSQL database for its tables: %w", err)
+	}
+	defer func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	return fn()
+}
+
 // maxPostgresConns bounds one process's connections to PostgreSQL.
 const maxPostgresConns = 16
 

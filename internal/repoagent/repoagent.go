@@ -162,30 +162,21 @@ const setupLock = 0x7a65726f61676e74 // "zeroagnt"
 // openShared opens the state and the records' chain in the PostgreSQL
 // database dsn names, and migrates River's tables if queue, each under
 // setupLock, taken on a connection of pool.
-func openShared(ctx context.Context, pool *database.Pool, dsn string, queue bool) (_ *state.State, _ *record.Log, err error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open the PostgreSQL database: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(setupLock)); err != nil {
-		return nil, nil, fmt.Errorf("lock the PostgreSQL database for its tables: %w", err)
-	}
-	defer func() {
-		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(setupLock)); uerr != nil {
-			conn.Conn().Close(context.WithoutCancel(ctx)) // the session, and with it the lock, ends
+func openShared(ctx context.Context, pool *database.Pool, dsn string, queue bool) (st *state.State, recs *record.Log, err error) {
+	err = database.WithSessionLock(ctx, pool, setupLock, func() error {
+		if st, err = state.OpenPostgres(ctx, dsn); err != nil {
+			return err
 		}
-	}()
-	st, err := state.OpenPostgres(ctx, dsn)
+		recs, err = record.OpenTable(ctx, st.DB)
+		if err == nil && queue {
+			err = migrateQueue(ctx, riverpgxv5.New(pool))
+		}
+		if err != nil {
+			st.Close()
+		}
+		return err
+	})
 	if err != nil {
-		return nil, nil, err
-	}
-	recs, err := record.OpenTable(ctx, st.DB)
-	if err == nil && queue {
-		err = migrateQueue(ctx, riverpgxv5.New(pool))
-	}
-	if err != nil {
-		st.Close()
 		return nil, nil, err
 	}
 	return st, recs, nil

@@ -30,13 +30,19 @@ func BenchmarkPreviewApprove(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		i++
-		cfg := servers.Config{Name: fmt.Sprint("bench-", i), Kind: servers.KindStdio, Command: "/usr/bin/node",
-			Args: []string{"server.js", fmt.Sprint(i)}, Env: []string{"API_KEY"}}
-		var p servers.Preview
-		ts.browser.must("POST", "/api/servers/preview", map[string]any{"config": cfg}, 200, &p)
-		ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": p.Fingerprint,
-			"secrets": map[string]any{"env": map[string]string{"API_KEY": "v"}}}, 201, nil)
+		ts.approveNew(int64(i))
 	}
+}
+
+// approveNew makes an approval as a person does: preview the new server
+// bench-i, then create it with the fingerprint and a secret.
+func (ts *testServer) approveNew(i int64) {
+	cfg := servers.Config{Name: fmt.Sprint("bench-", i), Kind: servers.KindStdio, Command: "/usr/bin/node",
+		Args: []string{"server.js", fmt.Sprint(i)}, Env: []string{"API_KEY"}}
+	var p servers.Preview
+	ts.browser.must("POST", "/api/servers/preview", map[string]any{"config": cfg}, 200, &p)
+	ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": p.Fingerprint,
+		"secrets": map[string]any{"env": map[string]string{"API_KEY": "v"}}}, 201, nil)
 }
 
 // BenchmarkTestStdioServer measures the Test action on a stdio Go MCP

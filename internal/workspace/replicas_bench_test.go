@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/database/databasetest"
-	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
 // BenchmarkApprovals measures approvals per second as people make them:
@@ -54,12 +53,7 @@ func benchApprovals(b *testing.B, replicas []*testServer) {
 				if i > int64(b.N) {
 					return
 				}
-				cfg := servers.Config{Name: fmt.Sprint("bench-", i), Kind: servers.KindStdio, Command: "/usr/bin/node",
-					Args: []string{"server.js", fmt.Sprint(i)}, Env: []string{"API_KEY"}}
-				var p servers.Preview
-				ts.browser.must("POST", "/api/servers/preview", map[string]any{"config": cfg}, 200, &p)
-				ts.browser.must("POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": p.Fingerprint,
-					"secrets": map[string]any{"env": map[string]string{"API_KEY": "v"}}}, 201, nil)
+				ts.approveNew(i)
 			}
 		})
 	}

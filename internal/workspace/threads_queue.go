@@ -89,21 +89,14 @@ func (w *Workspace) startQueue(ctx context.Context, pool *database.Pool) error {
 
 // migrateQueue migrates River's tables under queueLock.
 func migrateQueue(ctx context.Context, pool *database.Pool) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(queueLock)); err != nil {
-		return err
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(queueLock))
-	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	if err != nil {
-		return err
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("the threads' queue migrations: %w", err)
-	}
-	return nil
+	return database.WithSessionLock(ctx, pool, queueLock, func() error {
+		migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+		if err != nil {
+			return err
+		}
+		if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("the threads' queue migrations: %w", err)
+		}
+		return nil
+	})
 }
