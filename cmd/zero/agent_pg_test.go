@@ -53,6 +53,7 @@ func TestAgentWorkersShareOnePostgres(t *testing.T) {
 			"repository":   map[string]any{"full_name": "acme/widget", "default_branch": "main"}})
 		mac := hmac.New(sha256.New, []byte("hook-secret-e2e"))
 		mac.Write(body)
+		sig := "sha256=" + hex.EncodeToString(mac.Sum(nil)) // once: an HMAC is not safe for concurrent use
 		for _, base := range bases {
 			wg.Go(func() {
 				sem <- struct{}{}
@@ -60,7 +61,7 @@ func TestAgentWorkersShareOnePostgres(t *testing.T) {
 				req, _ := http.NewRequest("POST", base+"/webhooks/github", bytes.NewReader(body))
 				req.Header.Set("X-GitHub-Event", "pull_request")
 				req.Header.Set("X-GitHub-Delivery", fmt.Sprint("delivery-", i))
-				req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+				req.Header.Set("X-Hub-Signature-256", sig)
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Error(err)
