@@ -71,6 +71,14 @@ type member struct {
 // parseLine reads one line of the main file. On error, pos is where in the
 // line it was found. scratch is a buffer to reuse.
 func parseLine(line string, scratch *[]byte) (kind lineKind, e entity, r relation, pos int, err error) {
+	if kind, e, r, ok := parsePlain(line); ok {
+		return kind, e, r, 0, nil
+	}
+	return parseAny(line, scratch)
+}
+
+// parseAny is parseLine for any line.
+func parseAny(line string, scratch *[]byte) (kind lineKind, e entity, r relation, pos int, err error) {
 	if jsBlank(line) {
 		return lineBlank, e, r, 0, nil
 	}
@@ -127,6 +135,73 @@ func parseLine(line string, scratch *[]byte) (kind lineKind, e entity, r relatio
 		return lineRelation, e, r, 0, nil
 	}
 	return lineOpaque, e, r, 0, nil
+}
+
+// Heads of the lines the store writes.
+const (
+	entityHead   = `{"type":"entity","name":`
+	relationHead = `{"type":"relation","from":`
+)
+
+// parsePlain reads a line that is exactly what appendEntity or
+// appendRelation writes for its entity or relation, with no members beyond
+// the reference's and no string that needs an escape: most lines of most
+// files. It returns false for any other line, which parseLine then reads
+// in full; for a line it takes, the result is the one that would give.
+func parsePlain(line string) (lineKind, entity, relation, bool) {
+	var e entity
+	var r relation
+	sc := scanner{s: line}
+	switch {
+	case strings.HasPrefix(line, entityHead):
+		sc.i = len(entityHead)
+		var buf [8]string
+		obs := buf[:0]
+		name, ok1 := sc.plainStr()
+		typ, ok2 := "", ok1 && sc.follows(`,"entityType":`)
+		if ok2 {
+			typ, ok2 = sc.plainStr()
+		}
+		if !ok2 || !sc.follows(`,"observations":[`) {
+			return 0, e, r, false
+		}
+		for more := !sc.follows("]"); more; {
+			o, ok := sc.plainStr()
+			if !ok {
+				return 0, e, r, false
+			}
+			obs = append(obs, o)
+			switch {
+			case sc.follows(","):
+			case sc.follows("]"):
+				more = false
+			default:
+				return 0, e, r, false
+			}
+		}
+		if !sc.follows("}") || sc.i != len(line) {
+			return 0, e, r, false
+		}
+		e.Name, e.EntityType, e.Observations = name, typ, append(make([]string, 0, len(obs)), obs...)
+		return lineEntity, e, r, true
+	case strings.HasPrefix(line, relationHead):
+		sc.i = len(relationHead)
+		from, ok := sc.plainStr()
+		to, ok2 := "", ok && sc.follows(`,"to":`)
+		if ok2 {
+			to, ok2 = sc.plainStr()
+		}
+		typ, ok3 := "", ok2 && sc.follows(`,"relationType":`)
+		if ok3 {
+			typ, ok3 = sc.plainStr()
+		}
+		if !ok3 || !sc.follows("}") || sc.i != len(line) {
+			return 0, e, r, false
+		}
+		r.From, r.To, r.RelationType = from, to, typ
+		return lineRelation, e, r, true
+	}
+	return 0, e, r, false
 }
 
 // canonicalEntity is a quick check that line is what appendEntity writes
@@ -323,23 +398,30 @@ func parseMain(path string, data string) (*graph, error) {
 		if err := chunks[i].err; err != nil {
 			return nil, err
 		}
-		nEnts += len(chunks[i].ents)
-		nRels += len(chunks[i].rels)
+		nEnts += chunks[i].ents.len()
+		nRels += chunks[i].rels.len()
+	}
+	// The parts' pages become the graph's as they are; the end of a part's
+	// last page is left as deleted slots.
+	g := newGraph(nEnts, nRels)
+	for i := range chunks {
+		g.deadEnts += g.ents.join(chunks[i].ents)
+		g.blooms.join(chunks[i].blooms)
+		g.deadRels += g.rels.join(chunks[i].rels)
+		g.opaque = append(g.opaque, chunks[i].opaque...)
 	}
 	// Entities and relations are indexed apart: they share nothing.
-	g := newGraph(nEnts, nRels)
 	wg.Go(func() {
-		for i := range chunks {
-			for j := range chunks[i].rels {
-				g.loadRelation(chunks[i].rels[j])
+		for i := range int32(g.rels.len()) {
+			if g.rels.at(i).live {
+				g.indexRelation(i)
 			}
 		}
 	})
-	for i := range chunks {
-		for j := range chunks[i].ents {
-			g.loadEntity(chunks[i].ents[j])
+	for i := range int32(g.ents.len()) {
+		if e := g.ents.at(i); e.live {
+			g.indexEntity(e.Name, i)
 		}
-		g.opaque = append(g.opaque, chunks[i].opaque...)
 	}
 	wg.Wait()
 	return g, nil
@@ -351,15 +433,15 @@ type chunk struct {
 	data      string
 	off, line int // where data starts in the file
 
-	ents   []entity
-	rels   []relation
+	ents   pages[entity]
+	blooms bloomPages // of ents, computed here, where the work is parallel
+	rels   pages[relation]
 	opaque []string
 	err    error
 }
 
 func (c *chunk) parse(path string) {
-	c.ents = make([]entity, 0, estimateEntities(c.data))
-	var scratch []byte
+	var scratch, lower []byte
 	lineNo := c.line - 1
 	for off := 0; off <= len(c.data); {
 		lineNo++
@@ -377,9 +459,12 @@ func (c *chunk) parse(path string) {
 		}
 		switch kind {
 		case lineEntity:
-			c.ents = append(c.ents, e)
+			e.live = true
+			c.ents.push(e)
+			c.blooms.push(bloomOf(&e.Entity, &lower))
 		case lineRelation:
-			c.rels = append(c.rels, r)
+			r.live = true
+			c.rels.push(r)
 		case lineOpaque:
 			c.opaque = append(c.opaque, line)
 		}
@@ -458,22 +543,4 @@ func writeMain(w *bufio.Writer, g *graph) error {
 		w.WriteString(o)
 	}
 	return w.Flush()
-}
-
-// estimateEntities estimates how many entities data holds, from its number
-// of lines and the kinds of the first thousand.
-func estimateEntities(data string) int {
-	lines := strings.Count(data, "\n") + 1
-	var e, n int
-	for rest := data; n < 1000 && rest != ""; n++ {
-		line, next, _ := strings.Cut(rest, "\n")
-		if strings.HasPrefix(line, `{"type":"entity"`) {
-			e++
-		}
-		rest = next
-	}
-	if n == 0 {
-		return 0
-	}
-	return lines*e/n + lines/16 // a little more, so as not to grow just short of the end
 }

@@ -2,8 +2,8 @@ package graphstore
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -48,9 +48,8 @@ const obsSetMin = 16
 
 type entity struct {
 	Entity
-	x      *extras // nil for most
-	region int32   // its region in the search index, or -1
-	live   bool
+	x    *extras // nil for most
+	live bool
 }
 
 type relation struct {
@@ -71,6 +70,7 @@ type extras struct {
 
 type graph struct {
 	ents     pages[entity]
+	blooms   bloomPages         // each entity's, at its index
 	byName   map[string]int32   // the first entity of each name
 	dupNames map[string][]int32 // the later ones, where a file repeats a name
 	deadEnts int
@@ -85,8 +85,6 @@ type graph struct {
 	byEnd map[string]int32
 
 	opaque []string // lines that are neither entity nor relation, in order
-
-	index searchIndex
 }
 
 // pageBits sets the size of the pages entities and relations are kept in.
@@ -114,6 +112,17 @@ func (v *pages[T]) push(x T) int32 {
 
 func (v *pages[T]) len() int { return v.n }
 
+// join appends the pages of w after those of v. A last page of v that is
+// not full keeps its zero values at the end, as holes: deleted slots.
+func (v *pages[T]) join(w pages[T]) (holes int) {
+	if v.n&(1<<pageBits-1) != 0 {
+		holes = len(v.p)<<pageBits - v.n
+	}
+	v.p = append(v.p, w.p...)
+	v.n = (v.n + holes) + w.n
+	return holes
+}
+
 func newGraph(ents, rels int) *graph {
 	return &graph{
 		byName: make(map[string]int32, ents),
@@ -132,10 +141,10 @@ func (e *entity) extras() *extras {
 // loadEntity adds an entity at the end. A name the graph has already is
 // kept as a later copy: a file can repeat one.
 func (g *graph) loadEntity(e entity) {
-	e.live, e.region = true, -1
+	e.live = true
 	i := g.ents.push(e)
+	g.blooms.push(bloomOf(&e.Entity, nil))
 	g.indexEntity(e.Name, i)
-	g.index.added(i)
 }
 
 func (g *graph) indexEntity(name string, i int32) {
@@ -152,8 +161,14 @@ func (g *graph) indexEntity(name string, i int32) {
 // loadRelation adds a relation at the end; one the graph has already is
 // kept as a later copy.
 func (g *graph) loadRelation(r relation) {
-	r.live, r.next = true, [2]int32{-1, -1}
-	i := g.rels.push(r)
+	r.live = true
+	g.indexRelation(g.rels.push(r))
+}
+
+// indexRelation adds relation i, which is live, to the maps.
+func (g *graph) indexRelation(i int32) {
+	r := g.rels.at(i)
+	r.next = [2]int32{-1, -1}
 	if _, ok := g.byRel[r.Relation]; !ok {
 		g.byRel[r.Relation] = i
 	} else {
@@ -219,12 +234,12 @@ func (g *graph) entity(name string) *entity {
 	return nil
 }
 
-// changed forgets what depended on the observations of e, at index i.
+// changed updates what depends on the observations of e, at index i.
 func (g *graph) changed(e *entity, i int32) {
 	if e.x != nil {
 		e.x.raw = ""
 	}
-	g.index.changed(e, i)
+	g.blooms.set(i, bloomOf(&e.Entity, nil))
 }
 
 func (e *entity) hasObservation(o string) bool {
@@ -265,22 +280,21 @@ func (g *graph) addObservations(e *entity, i int32, contents []string) []string 
 // removeEntity removes every entity named name.
 func (g *graph) removeEntity(name string) {
 	for _, i := range g.copies(nil, name) {
-		e := g.ents.at(i)
-		g.index.changed(e, -1)
-		*e = entity{}
+		*g.ents.at(i) = entity{}
+		g.blooms.set(i, bloom{})
 		g.deadEnts++
 	}
 	delete(g.byName, name)
 	delete(g.dupNames, name)
 	if g.deadEnts > 1024 && g.deadEnts > g.ents.len()/2 {
-		// Drop the deleted slots; indexes change, so the search index goes.
-		old := g.ents
-		g.ents, g.deadEnts, g.index = pages[entity]{}, 0, searchIndex{}
+		// Drop the deleted slots.
+		old, oldBlooms := g.ents, g.blooms
+		g.ents, g.blooms, g.deadEnts = pages[entity]{}, bloomPages{}, 0
 		clear(g.byName)
 		g.dupNames = nil
 		for j := range int32(old.len()) {
 			if e := old.at(j); e.live {
-				e.region = -1
+				g.blooms.push(oldBlooms.at(j))
 				g.indexEntity(e.Name, g.ents.push(*e))
 			}
 		}
@@ -600,12 +614,16 @@ func (g *graph) nodes(names []string) Graph {
 // search matches query against names, types and observations, ignoring
 // case: each is lower-cased (Go's Unicode simple case mapping) and must
 // contain the lower-cased query.
+//
+// Each entity has a filter of the bytes and trigrams of its lower-cased
+// fields (see bloomOf), kept current by every change, so that a query
+// reads the text of only the entities that may match. A query with a NUL
+// reads every entity's.
 func (g *graph) search(query string) Graph {
 	q := appendLower(nil, query)
 	var idx []int32
+	var buf []byte
 	if len(q) == 0 || bytes.IndexByte(q, 0) >= 0 {
-		// Every entity, or a query the index cannot take: field by field.
-		var buf []byte
 		for i := range int32(g.ents.len()) {
 			if e := g.ents.at(i); e.live && (len(q) == 0 || matchFields(&e.Entity, q, &buf)) {
 				idx = append(idx, i)
@@ -613,7 +631,47 @@ func (g *graph) search(query string) Graph {
 		}
 		return g.around(idx)
 	}
-	return g.around(g.index.find(g, q))
+	var m bloom
+	addText(&m, q)
+	// The words of the query's filter are tested the likeliest to fail
+	// first (the most bits; a trigram's bit fails more often than a
+	// bigram's, and that more often than a byte's): the first for every
+	// entity, the others only for those it passes.
+	var o [bloomWords]int
+	for w := range o {
+		o[w] = w
+	}
+	weight := func(w int) int {
+		n := bits.OnesCount64(m[w])
+		switch {
+		case w < trigramWords:
+			return 16 * n
+		case w < trigramWords+bigramWords:
+			return 4 * n
+		}
+		return n
+	}
+	slices.SortFunc(o[:], func(x, y int) int { return weight(y) - weight(x) })
+	m0 := m[o[0]]
+	for p, w0 := range g.blooms[o[0]].p {
+		for k, f := range w0 {
+			if f&m0 != m0 {
+				continue
+			}
+			pass := true
+			for _, w := range o[1:] {
+				if g.blooms[w].p[p][k]&m[w] != m[w] {
+					pass = false
+					break
+				}
+			}
+			i := int32(p<<pageBits | k)
+			if e := g.ents.at(i); pass && e.live && matchFields(&e.Entity, q, &buf) {
+				idx = append(idx, i)
+			}
+		}
+	}
+	return g.around(idx)
 }
 
 func matchFields(e *Entity, q []byte, buf *[]byte) bool {
@@ -633,10 +691,7 @@ func appendLower(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
+			dst = append(dst, lowerASCII[c])
 			i++
 			continue
 		}
@@ -647,147 +702,124 @@ func appendLower(dst []byte, s string) []byte {
 	return dst
 }
 
-// A searchIndex holds the lower-cased text of every entity in one buffer,
-// with a Bloom filter of each entity's trigrams, so that a search tests a
-// few words per entity and reads the text of only the entities that may
-// match. Each entity has a region: a NUL, then its name, type and
-// observations, each lower-cased and followed by a NUL; a query without a
-// NUL can only match inside one field. A change leaves the entity's old
-// region stale and adds a new one at the end; the index is rebuilt once
-// stale regions take half of it. It is built at the first search.
-type searchIndex struct {
-	built  bool
-	text   []byte
-	starts []int    // where each region starts, ascending
-	owner  []int32  // each region's entity, or -1 once stale
-	bloom  []uint64 // bloomWords for each region
-	stale  int      // bytes in stale regions
-	dirty  []int32  // entities with no region yet
+var lowerASCII = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] += 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// A bloom is a filter of an entity's fields, each lower-cased: one bit of
+// 256 for each trigram and one of 256 for each pair of bytes (Bloom
+// filters), and one of 128 for each byte (its low seven bits). Trigrams
+// and pairs that hold a NUL are left out. A field's text that holds the
+// query holds its trigrams, pairs and bytes, so an entity whose filter
+// lacks a bit of the query's cannot match.
+type bloom [bloomWords]uint64
+
+const (
+	trigramWords = 4
+	bigramWords  = 4
+	bloomWords   = trigramWords + bigramWords + 2
+)
+
+// bloomPages holds the filters of the entities, one word of each filter
+// in each pages, so that a search can read one word of every filter in
+// one pass over a quarter of them.
+type bloomPages [bloomWords]pages[uint64]
+
+func (b *bloomPages) push(f bloom) {
+	for w := range b {
+		b[w].push(f[w])
+	}
 }
 
-// bloomWords is the size of a region's filter, in 64-bit words.
-const bloomWords = 4
+func (b *bloomPages) at(i int32) bloom {
+	var f bloom
+	for w := range b {
+		f[w] = *b[w].at(i)
+	}
+	return f
+}
+
+func (b *bloomPages) set(i int32, f bloom) {
+	for w := range b {
+		*b[w].at(i) = f[w]
+	}
+}
+
+func (b *bloomPages) join(c bloomPages) {
+	for w := range b {
+		b[w].join(c[w])
+	}
+}
 
 // trigramBit returns the filter bit for the three bytes at the start of b.
 func trigramBit(b []byte) uint32 {
 	return (uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16) * 0x9E3779B1 >> (32 - 8)
 }
 
-// addTrigrams sets in f the bits of the trigrams of text that hold no NUL.
-func addTrigrams(f *[bloomWords]uint64, text []byte) {
-	for i := 0; i+3 <= len(text); i++ {
-		if text[i+2] == 0 {
-			i += 2
+// bigramBit returns the filter bit for the two bytes at the start of b.
+func bigramBit(b []byte) uint32 {
+	return (uint32(b[0]) | uint32(b[1])<<8) * 0x85EBCA77 >> (32 - 8)
+}
+
+// addByte sets in f the bit of byte c.
+func (f *bloom) addByte(c byte) { f[trigramWords+bigramWords+c>>6&1] |= 1 << (c & 63) }
+
+func (f *bloom) addTrigram(bit uint32) { f[bit/64] |= 1 << (bit % 64) }
+
+func (f *bloom) addBigram(bit uint32) { f[trigramWords+bit/64] |= 1 << (bit % 64) }
+
+// addText sets in f the bits of text.
+func addText(f *bloom, text []byte) {
+	for i, c := range text {
+		f.addByte(c)
+		if i+2 > len(text) || c == 0 || text[i+1] == 0 {
 			continue
 		}
-		if text[i] == 0 || text[i+1] == 0 {
-			continue
+		f.addBigram(bigramBit(text[i:]))
+		if i+3 <= len(text) && text[i+2] != 0 {
+			f.addTrigram(trigramBit(text[i:]))
 		}
-		bit := trigramBit(text[i:])
-		f[bit/64] |= 1 << (bit % 64)
 	}
 }
 
-// added notes a new entity.
-func (s *searchIndex) added(i int32) {
-	if s.built {
-		s.dirty = append(s.dirty, i)
+// bloomOf returns the filter of e. A field in ASCII is read in place; any
+// other is lower-cased into scratch (which may be nil) first.
+func bloomOf(e *Entity, scratch *[]byte) bloom {
+	var f bloom
+	var buf []byte
+	if scratch == nil {
+		scratch = &buf
 	}
-}
-
-// changed notes that e, at index i (-1: being deleted), changed.
-func (s *searchIndex) changed(e *entity, i int32) {
-	if !s.built {
-		return
-	}
-	if r := e.region; r >= 0 {
-		s.owner[r] = -1
-		s.stale += s.end(int(r)) - s.starts[r]
-		e.region = -1
-	}
-	if i >= 0 {
-		s.dirty = append(s.dirty, i)
-	}
-}
-
-func (s *searchIndex) end(r int) int {
-	if r+1 < len(s.starts) {
-		return s.starts[r+1]
-	}
-	return len(s.text)
-}
-
-func (s *searchIndex) add(e *entity, i int32) {
-	e.region = int32(len(s.starts))
-	start := len(s.text)
-	s.starts = append(s.starts, start)
-	s.owner = append(s.owner, i)
-	s.text = append(s.text, 0)
-	s.text = append(appendLower(s.text, e.Name), 0)
-	s.text = append(appendLower(s.text, e.EntityType), 0)
-	for _, o := range e.Observations {
-		s.text = append(appendLower(s.text, o), 0)
-	}
-	var f [bloomWords]uint64
-	addTrigrams(&f, s.text[start:])
-	s.bloom = append(s.bloom, f[:]...)
-}
-
-// find returns the indexes of the entities whose text contains q, which
-// holds no NUL.
-func (s *searchIndex) find(g *graph, q []byte) []int32 {
-	if !s.built || s.stale > len(s.text)/2 {
-		// Sized once from the graph: lower-casing keeps most text's length.
-		live, size := 0, 0
-		for i := range int32(g.ents.len()) {
-			if e := g.ents.at(i); e.live {
-				live++
-				size += 3 + len(e.Name) + len(e.EntityType)
-				for _, o := range e.Observations {
-					size += 1 + len(o)
+	field := func(s string) {
+		var w uint32 // the last three bytes, lower-cased
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= utf8.RuneSelf {
+				*scratch = appendLower((*scratch)[:0], s)
+				addText(&f, *scratch)
+				return
+			}
+			c = lowerASCII[c]
+			f.addByte(c)
+			w = w>>8 | uint32(c)<<16 // as trigramBit reads three bytes, and bigramBit the last two
+			if i >= 1 && w&0xFF00 != 0 && w&0xFF0000 != 0 {
+				f.addBigram(w >> 8 * 0x85EBCA77 >> (32 - 8))
+				if i >= 2 && w&0xFF != 0 {
+					f.addTrigram(w * 0x9E3779B1 >> (32 - 8))
 				}
 			}
 		}
-		*s = searchIndex{built: true, text: make([]byte, 0, size), starts: make([]int, 0, live),
-			owner: make([]int32, 0, live), bloom: make([]uint64, 0, live*bloomWords)}
-		for i := range int32(g.ents.len()) {
-			if e := g.ents.at(i); e.live {
-				s.add(e, i)
-			}
-		}
 	}
-	for _, i := range s.dirty {
-		if e := g.ents.at(i); e.live && e.region < 0 {
-			s.add(e, i)
-		}
+	field(e.Name)
+	field(e.EntityType)
+	for _, o := range e.Observations {
+		field(o)
 	}
-	s.dirty = s.dirty[:0]
-	var idx []int32
-	if len(q) < 3 {
-		// No trigram to filter with: one scan of the text.
-		for pos := 0; pos < len(s.text); {
-			k := bytes.Index(s.text[pos:], q)
-			if k < 0 {
-				break
-			}
-			r := sort.SearchInts(s.starts, pos+k+1) - 1
-			if s.owner[r] >= 0 {
-				idx = append(idx, s.owner[r])
-			}
-			pos = s.end(r)
-		}
-		return idx
-	}
-	var m [bloomWords]uint64
-	addTrigrams(&m, q)
-	for r, owner := range s.owner {
-		f := s.bloom[r*bloomWords : r*bloomWords+bloomWords : r*bloomWords+bloomWords]
-		if owner < 0 || f[0]&m[0] != m[0] || f[1]&m[1] != m[1] || f[2]&m[2] != m[2] || f[3]&m[3] != m[3] {
-			continue
-		}
-		if bytes.Contains(s.text[s.starts[r]:s.end(r)], q) {
-			idx = append(idx, owner)
-		}
-	}
-	return idx
+	return f
 }

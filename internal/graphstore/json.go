@@ -192,6 +192,42 @@ func (sc *scanner) str() (string, error) {
 	return "", sc.fail("unterminated string")
 }
 
+// plainStr reads a string that AppendJSONString writes as it stands: no
+// escape, no control character, valid UTF-8. It returns false, having
+// read an unknown amount, for anything else.
+func (sc *scanner) plainStr() (string, bool) {
+	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
+		return "", false
+	}
+	start := sc.i + 1
+	ascii := true
+	for i := start; i < len(sc.s); i++ {
+		switch c := sc.s[i]; {
+		case c == '"':
+			v := sc.s[start:i]
+			if !ascii && !utf8.ValidString(v) {
+				return "", false
+			}
+			sc.i = i + 1
+			return v, true
+		case c == '\\' || c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// follows reads lit if the input goes on with it.
+func (sc *scanner) follows(lit string) bool {
+	if !strings.HasPrefix(sc.s[sc.i:], lit) {
+		return false
+	}
+	sc.i += len(lit)
+	return true
+}
+
 // escapedStr finishes reading a string that has escapes, from start (just
 // after the opening quote); sc.i is at the first backslash.
 func (sc *scanner) escapedStr(start int) (string, error) {
@@ -298,7 +334,7 @@ func (sc *scanner) strs() (v []string, ok bool, err error) {
 		return []string{}, true, nil
 	}
 	var buf [8]string
-	v = buf[:0]
+	got := buf[:0] // not v, a result: that would move buf to the heap
 	for {
 		if sc.peek() != '"' {
 			sc.i = start
@@ -308,13 +344,13 @@ func (sc *scanner) strs() (v []string, ok bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		v = append(v, s)
+		got = append(got, s)
 		switch sc.peek() {
 		case ',':
 			sc.i++
 		case ']':
 			sc.i++
-			return append(make([]string, 0, len(v)), v...), true, nil
+			return append(make([]string, 0, len(got)), got...), true, nil
 		default:
 			return nil, false, sc.unexpected("',' or ']'")
 		}

@@ -75,8 +75,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -347,8 +349,7 @@ func (s *Store) refresh() error {
 // load reads the main file and the log afresh.
 func (s *Store) load() error {
 	var id fileID
-	var data strings.Builder // the graph's strings point into it
-	h := sha256.New()
+	var data []byte
 	f, err := os.Open(s.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -357,15 +358,23 @@ func (s *Store) load() error {
 		return fmt.Errorf("open graph: %w", err)
 	default:
 		if id, err = statFile(f); err == nil {
-			data.Grow(int(id.size))
-			_, err = io.Copy(io.MultiWriter(&data, h), f)
+			data, err = readToEnd(f, id.size)
 		}
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("read graph: %w", err)
 		}
 	}
-	g, err := parseMain(s.path, data.String())
+	// The graph's strings point into the bytes read, which nothing writes
+	// again: they are the string's, as strings.Builder's are its String's.
+	text := unsafe.String(unsafe.SliceData(data), len(data))
+	sum := make(chan string, 1) // the main file's SHA-256, computed while it is parsed
+	go func() {
+		h := sha256.Sum256(data)
+		sum <- hex.EncodeToString(h[:])
+	}()
+	g, err := parseMain(s.path, text)
+	mainSum := <-sum
 	if err != nil {
 		if f != nil {
 			f.Close()
@@ -373,7 +382,6 @@ func (s *Store) load() error {
 		s.reload = true
 		return err
 	}
-	mainSum := hex.EncodeToString(h.Sum(nil))
 
 	s.dropLog()
 	var lf *os.File
@@ -397,9 +405,28 @@ func (s *Store) load() error {
 		s.mainFile.Close()
 	}
 	s.g, s.mainFile, s.mainID, s.mainOK = g, f, id, f != nil
-	s.mainSize, s.mainSum = int64(data.Len()), mainSum
+	s.mainSize, s.mainSum = int64(len(data)), mainSum
 	s.reload = false
 	return nil
+}
+
+// readToEnd reads f to its end into one buffer of the size it is expected
+// to have, which it outgrows only if the file grew.
+func readToEnd(f *os.File, size int64) ([]byte, error) {
+	buf := make([]byte, 0, size+1) // one byte more, to see the end without growing
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+	}
 }
 
 // dropLog forgets the log.

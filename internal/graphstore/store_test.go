@@ -626,3 +626,29 @@ func TestSymlinkFollowed(t *testing.T) {
 		t.Errorf("no lock beside the linked file: %v", err)
 	}
 }
+
+// TestBloomOfReadsAsTheQuery: the filter bloomOf computes in place from an
+// ASCII field holds the bits addText sets from the field lower-cased,
+// which is how a query's bits are computed; a filter missing one would
+// hide a match.
+func TestBloomOfReadsAsTheQuery(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "aBcD-0\x00Zz ü"
+	for range 2000 {
+		field := func() string {
+			b := make([]byte, r.IntN(12))
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			return string(b)
+		}
+		e := Entity{Name: field(), EntityType: field(), Observations: []string{field(), field()}}
+		var want bloom
+		for _, s := range append([]string{e.Name, e.EntityType}, e.Observations...) {
+			addText(&want, appendLower(nil, s))
+		}
+		if got := bloomOf(&e, nil); got != want {
+			t.Fatalf("bloomOf(%q) = %x, want %x", e, got, want)
+		}
+	}
+}
