@@ -615,8 +615,8 @@ func (g *graph) nodes(names []string) Graph {
 // case: each is lower-cased (Go's Unicode simple case mapping) and must
 // contain the lower-cased query.
 //
-// Each entity has a filter of the bytes and trigrams of its lower-cased
-// fields (see bloomOf), kept current by every change, so that a query
+// Each entity has a filter of the bytes, pairs and trigrams of its
+// lower-cased fields (see bloom), kept current by every change, so that a query
 // reads the text of only the entities that may match. A query with a NUL
 // reads every entity's.
 func (g *graph) search(query string) Graph {
@@ -727,8 +727,8 @@ const (
 )
 
 // bloomPages holds the filters of the entities, one word of each filter
-// in each pages, so that a search can read one word of every filter in
-// one pass over a quarter of them.
+// in each pages, so that a search reads one word of every filter in one
+// pass, and the other words only of the filters that pass.
 type bloomPages [bloomWords]pages[uint64]
 
 func (b *bloomPages) push(f bloom) {
@@ -757,15 +757,11 @@ func (b *bloomPages) join(c bloomPages) {
 	}
 }
 
-// trigramBit returns the filter bit for the three bytes at the start of b.
-func trigramBit(b []byte) uint32 {
-	return (uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16) * 0x9E3779B1 >> (32 - 8)
-}
+// trigramBit and bigramBit return the filter bit of three or two bytes,
+// packed in w with the first in the lowest byte.
+func trigramBit(w uint32) uint32 { return w * 0x9E3779B1 >> (32 - 8) }
 
-// bigramBit returns the filter bit for the two bytes at the start of b.
-func bigramBit(b []byte) uint32 {
-	return (uint32(b[0]) | uint32(b[1])<<8) * 0x85EBCA77 >> (32 - 8)
-}
+func bigramBit(w uint32) uint32 { return w * 0x85EBCA77 >> (32 - 8) }
 
 // addByte sets in f the bit of byte c.
 func (f *bloom) addByte(c byte) { f[trigramWords+bigramWords+c>>6&1] |= 1 << (c & 63) }
@@ -781,9 +777,10 @@ func addText(f *bloom, text []byte) {
 		if i+2 > len(text) || c == 0 || text[i+1] == 0 {
 			continue
 		}
-		f.addBigram(bigramBit(text[i:]))
+		w := uint32(c) | uint32(text[i+1])<<8
+		f.addBigram(bigramBit(w))
 		if i+3 <= len(text) && text[i+2] != 0 {
-			f.addTrigram(trigramBit(text[i:]))
+			f.addTrigram(trigramBit(w | uint32(text[i+2])<<16))
 		}
 	}
 }
@@ -797,7 +794,7 @@ func bloomOf(e *Entity, scratch *[]byte) bloom {
 		scratch = &buf
 	}
 	field := func(s string) {
-		var w uint32 // the last three bytes, lower-cased
+		var w uint32
 		for i := 0; i < len(s); i++ {
 			c := s[i]
 			if c >= utf8.RuneSelf {
@@ -807,11 +804,11 @@ func bloomOf(e *Entity, scratch *[]byte) bloom {
 			}
 			c = lowerASCII[c]
 			f.addByte(c)
-			w = w>>8 | uint32(c)<<16 // as trigramBit reads three bytes, and bigramBit the last two
+			w = w>>8 | uint32(c)<<16 // the last three bytes, packed as trigramBit takes them
 			if i >= 1 && w&0xFF00 != 0 && w&0xFF0000 != 0 {
-				f.addBigram(w >> 8 * 0x85EBCA77 >> (32 - 8))
+				f.addBigram(bigramBit(w >> 8))
 				if i >= 2 && w&0xFF != 0 {
-					f.addTrigram(w * 0x9E3779B1 >> (32 - 8))
+					f.addTrigram(trigramBit(w))
 				}
 			}
 		}
