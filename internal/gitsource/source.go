@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
@@ -76,14 +77,16 @@ func CheckBaseURL(raw string) (*url.URL, error) {
 }
 
 var (
-	repoRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
-	refRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}$`)
-	shaRE  = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	repoRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+	})
+	refRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}$`) })
+	shaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 )
 
 // CheckRepo refuses a repository that is not OWNER/NAME.
 func CheckRepo(repo string) error {
-	if !repoRE.MatchString(repo) || strings.Contains(repo, "..") || strings.HasSuffix(repo, ".git") {
+	if !repoRE().MatchString(repo) || strings.Contains(repo, "..") || strings.HasSuffix(repo, ".git") {
 		return fmt.Errorf("%w: repository %q: want OWNER/NAME", ErrInvalid, repo)
 	}
 	return nil
@@ -91,7 +94,7 @@ func CheckRepo(repo string) error {
 
 // CheckRef refuses a ref that is not a branch, tag or full commit SHA name.
 func CheckRef(ref string) error {
-	if !refRE.MatchString(ref) || strings.Contains(ref, "..") || strings.Contains(ref, "//") || strings.HasSuffix(ref, "/") ||
+	if !refRE().MatchString(ref) || strings.Contains(ref, "..") || strings.Contains(ref, "//") || strings.HasSuffix(ref, "/") ||
 		strings.HasSuffix(ref, ".lock") || strings.HasSuffix(ref, ".") {
 		return fmt.Errorf("%w: ref %q: want a branch, a tag or a full commit SHA", ErrInvalid, ref)
 	}
@@ -160,7 +163,7 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if shaRE.MatchString(ref) {
+	if shaRE().MatchString(ref) {
 		return ref, nil
 	}
 	roots, _, done, err := s.work()
@@ -176,7 +179,7 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 	var branch, tag, peeled string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		sha, name, ok := strings.Cut(line, "\t")
-		if !ok || !shaRE.MatchString(sha) {
+		if !ok || !shaRE().MatchString(sha) {
 			continue
 		}
 		switch name {
@@ -247,7 +250,7 @@ type Snapshot struct {
 // A symbolic link or submodule under the folder is refused, as is a
 // folder past the limits.
 func (s *Source) Snapshot(ctx context.Context, repo, commit, folder string, rootFiles ...string) (*Snapshot, error) {
-	if !shaRE.MatchString(commit) {
+	if !shaRE().MatchString(commit) {
 		return nil, fmt.Errorf("%w: commit %q: want a full SHA", ErrInvalid, commit)
 	}
 	folder, err := CleanFolder(folder)
@@ -434,7 +437,7 @@ func ObjectID(kind string, body []byte) string {
 func commitTree(body []byte) (string, error) {
 	line, _, _ := bytes.Cut(body, []byte("\n"))
 	tree, ok := strings.CutPrefix(string(line), "tree ")
-	if !ok || !shaRE.MatchString(tree) {
+	if !ok || !shaRE().MatchString(tree) {
 		return "", fmt.Errorf("%w: a commit without a tree", ErrCorrupt)
 	}
 	return tree, nil

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file holds the change log's format. The log (FILE.zero-log) is a
@@ -30,11 +31,13 @@ const (
 	logFormat   = 1
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is made on first use: making it builds crc32's Castagnoli
+// tables, which every zero command would otherwise pay for at start-up.
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // appendFramed appends the log line for the JSON in payload.
 func appendFramed(dst, payload []byte) []byte {
-	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, crcTable))
+	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, crcTable()))
 	dst = append(dst, payload...)
 	return append(dst, '\n')
 }
@@ -155,7 +158,7 @@ func parseLogLine(line string) (l logLine, pos int, err error) {
 		return l, 0, errors.New("not a change log line (CRC and JSON)")
 	}
 	payload := line[9:]
-	if crc32.Checksum([]byte(payload), crcTable) != uint32(want) {
+	if crc32.Checksum([]byte(payload), crcTable()) != uint32(want) {
 		return l, 0, errors.New("CRC mismatch")
 	}
 	sc := scanner{s: payload}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +67,7 @@ func newStream(name string, raw []byte, capped bool) *stream {
 // of invalid bytes shown as U+FFFD.
 func isBinary(b []byte) bool {
 	if bytes.IndexByte(b, 0x1b) >= 0 {
-		b = ansi.ReplaceAll(b, nil)
+		b = ansi().ReplaceAll(b, nil)
 	}
 	odd := 0
 	for i := 0; i < len(b); {
@@ -108,7 +109,9 @@ func (s *stream) cut(budget int) {
 
 // ansi matches terminal escape sequences: CSI (colours, cursor moves), OSC
 // (titles, links) and two-byte escapes.
-var ansi = regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b[@-Z\\\\-_]")
+var ansi = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b[@-Z\\\\-_]")
+})
 
 // label is the line that introduces the stream in the text block.
 func (s *stream) label(budget int) string {
@@ -138,7 +141,7 @@ func (s *stream) shown() (text, note string) {
 	if s.binary || s.kept == 0 {
 		return "", ""
 	}
-	text = ansi.ReplaceAllString(s.text, "")
+	text = ansi().ReplaceAllString(s.text, "")
 	if len(text) != len(s.text) {
 		note = "(terminal escape sequences are left out here; the structured output keeps them)\n"
 	}

@@ -241,7 +241,7 @@ func TestBinaryOutput(t *testing.T) {
 			}
 			continue
 		}
-		if out.StdoutBase64 != "" || out.Stdout != strings.ToValidUTF8(string(raw), "\uFFFD") || !strings.Contains(text, ansi.ReplaceAllString(out.Stdout, "")) {
+		if out.StdoutBase64 != "" || out.Stdout != strings.ToValidUTF8(string(raw), "\uFFFD") || !strings.Contains(text, ansi().ReplaceAllString(out.Stdout, "")) {
 			t.Errorf("%s: %+v %q", name, out, text)
 		}
 	}

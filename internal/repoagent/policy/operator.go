@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -134,7 +135,7 @@ type (
 	}
 )
 
-var segmentRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+var segmentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
 
 const (
 	maxName = 1024 // bytes in a repository name
@@ -283,7 +284,7 @@ func checkRepoName(name string) error {
 		return fmt.Errorf("name %s: want owner/name or group/sub/name", quoteShort(name))
 	}
 	for _, s := range segs {
-		if !segmentRE.MatchString(s) || s == "." || s == ".." || strings.HasPrefix(s, "-") {
+		if !segmentRE().MatchString(s) || s == "." || s == ".." || strings.HasPrefix(s, "-") {
 			return fmt.Errorf("name %s: segment %s must be [A-Za-z0-9._-]+, not . or .., not starting with -", quoteShort(name), quoteShort(s))
 		}
 	}
@@ -301,7 +302,7 @@ func checkAbsPath(p string) error {
 }
 
 func checkRemote(remote string) error {
-	if !segmentRE.MatchString(remote) || len(remote) > 255 || strings.HasPrefix(remote, "-") ||
+	if !segmentRE().MatchString(remote) || len(remote) > 255 || strings.HasPrefix(remote, "-") ||
 		strings.HasPrefix(remote, ".") || strings.Contains(remote, "..") || strings.HasSuffix(remote, ".lock") {
 		return fmt.Errorf("remote %s: want a git remote name like origin", quoteShort(remote))
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/guard/redact"
@@ -181,7 +182,7 @@ func NewRedactor(secrets, paths []string) *redact.Redactor {
 }
 
 // codeRE is the shape of a code in a record.
-var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var codeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 // Log appends task records, to a log file ([Open]) or to a chain in a
 // database table that several workers share ([OpenTable]).
@@ -226,7 +227,7 @@ func (l *Log) Append(t Task, secrets, paths []string) error {
 	if _, ok := texts[t.Reason]; !ok {
 		t.Reason = Unknown
 	}
-	if !codeRE.MatchString(t.Outcome) {
+	if !codeRE().MatchString(t.Outcome) {
 		t.Outcome = string(Unknown)
 	}
 	detail := map[string]string{

@@ -62,7 +62,7 @@ func TestAppendRedacts(t *testing.T) {
 // written as unknown, and so is an outcome that is not a code.
 func TestReasonsAreCodes(t *testing.T) {
 	for _, r := range Reasons() {
-		if !codeRE.MatchString(string(r)) || r.Text() == "" || r.Text() == Unknown.Text() && r != Unknown {
+		if !codeRE().MatchString(string(r)) || r.Text() == "" || r.Text() == Unknown.Text() && r != Unknown {
 			t.Errorf("reason %q, text %q", r, r.Text())
 		}
 	}

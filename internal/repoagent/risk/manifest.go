@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Dependency manifests and lockfiles are read whole, both sides: the file
@@ -237,7 +238,9 @@ func clip(s string) string {
 
 // sourceMarkers find, in a requirement, a URL or a dependency taken from
 // somewhere other than the registry.
-var sourceMarkers = regexp.MustCompile(`://|\bgit\+|\bgit@|(?:^|[^\w-])(?:file|link|portal|patch|exec|workspace|npm|github|gitlab|bitbucket|gist):`)
+var sourceMarkers = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`://|\bgit\+|\bgit@|(?:^|[^\w-])(?:file|link|portal|patch|exec|workspace|npm|github|gitlab|bitbucket|gist):`)
+})
 
 // maxCompares bounds the requirement comparisons of one manifest, which cost
 // the product of how many each side has of a name.
@@ -277,7 +280,7 @@ func compareEntries(norm func(string) string, goMod bool, olds, news []entry) ve
 	})
 	budget := maxCompares
 	for _, n := range added {
-		if sourceMarkers.MatchString(n.req) {
+		if sourceMarkers().MatchString(n.req) {
 			v.raise(DependencySource, "takes "+clip(n.name)+" from a URL or a source other than the registry")
 			continue
 		}
@@ -322,8 +325,10 @@ func sortedKeys(m map[string]bool) []string {
 // ---- Lockfiles ----
 
 var (
-	urlPattern  = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*)://([^\s"'<>,)\]}]*)`)
-	lockSources = regexp.MustCompile(`\bgit@|(?:^|[^\w-])(?:file|link|portal|patch|exec|github|gitlab|bitbucket|git):`)
+	urlPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*)://([^\s"'<>,)\]}]*)`) })
+	lockSources = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bgit@|(?:^|[^\w-])(?:file|link|portal|patch|exec|github|gitlab|bitbucket|git):`)
+	})
 )
 
 // checkStrings raises each string of the new side that the old side lacks
@@ -339,10 +344,10 @@ func checkStrings(old, new []string, registries []string) verdict {
 			continue
 		}
 		have[s] = true
-		if lockSources.MatchString(s) {
+		if lockSources().MatchString(s) {
 			v.raise(DependencySource, "locks a package from a git, file or link source")
 		}
-		for _, m := range urlPattern.FindAllStringSubmatch(s, -1) {
+		for _, m := range urlPattern().FindAllStringSubmatch(s, -1) {
 			if why := checkURL(m[1], m[2], registries); why != "" {
 				v.raise(DependencySource, why)
 			}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // readCatalog reads a Gradle version catalog: [versions] name = "1.2",
@@ -294,11 +295,19 @@ func pomBuild(f *facts, build *xmlNode) string {
 // ---- Gradle ----
 
 var (
-	gradleCoordinate = regexp.MustCompile(`^\w+\s*\(?\s*(?:platform\s*\(\s*|enforcedPlatform\s*\(\s*)?["']([^"'$]+)["']\s*\)?\s*\)?$`)
-	gradlePlugin     = regexp.MustCompile(`^(?:id\s*\(?\s*["']([^"']+)["']\s*\)?|kotlin\s*\(\s*["']([^"']+)["']\s*\))\s*version\s*\(?\s*["']([^"'$]+)["']\s*\)?$`)
-	gradlePluginID   = regexp.MustCompile(`^(?:id\s*\(?\s*["'][^"']+["']\s*\)?|kotlin\s*\(\s*["'][^"']+["']\s*\)|` + "`[\\w-]+`" + `|[\w-]+|alias\s*\(\s*libs\.[\w.]+\s*\))(?:\s+apply\s+false)?$`)
-	gradleCatalogRef = regexp.MustCompile(`^\w+\s*\(?\s*(libs\.[\w.]+)\s*\)?$`)
-	gradleProjectRef = regexp.MustCompile(`^\w+\s*\(?\s*project\s*\(\s*["'][^"']+["']\s*\)\s*\)?$`)
+	gradleCoordinate = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\w+\s*\(?\s*(?:platform\s*\(\s*|enforcedPlatform\s*\(\s*)?["']([^"'$]+)["']\s*\)?\s*\)?$`)
+	})
+	gradlePlugin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:id\s*\(?\s*["']([^"']+)["']\s*\)?|kotlin\s*\(\s*["']([^"']+)["']\s*\))\s*version\s*\(?\s*["']([^"'$]+)["']\s*\)?$`)
+	})
+	gradlePluginID = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:id\s*\(?\s*["'][^"']+["']\s*\)?|kotlin\s*\(\s*["'][^"']+["']\s*\)|` + "`[\\w-]+`" + `|[\w-]+|alias\s*\(\s*libs\.[\w.]+\s*\))(?:\s+apply\s+false)?$`)
+	})
+	gradleCatalogRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\w+\s*\(?\s*(libs\.[\w.]+)\s*\)?$`) })
+	gradleProjectRef = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\w+\s*\(?\s*project\s*\(\s*["'][^"']+["']\s*\)\s*\)?$`)
+	})
 )
 
 // readGradle reads build.gradle and build.gradle.kts, which are programs
@@ -356,9 +365,9 @@ func readGradle(data []byte) (*facts, error) {
 		case "dependencies":
 			gradleDep(f, t)
 		case "plugins":
-			if m := gradlePlugin.FindStringSubmatch(t); m != nil {
+			if m := gradlePlugin().FindStringSubmatch(t); m != nil {
 				f.dep("plugin "+m[1]+m[2], m[3])
-			} else if gradlePluginID.MatchString(t) {
+			} else if gradlePluginID().MatchString(t) {
 				f.set("plugin "+t, "", Verification, "applies or removes a Gradle plugin, which the build runs")
 			} else {
 				f.cannot("plugins", t)
@@ -374,15 +383,15 @@ func readGradle(data []byte) (*facts, error) {
 }
 
 func gradleDep(f *facts, t string) {
-	if m := gradleCatalogRef.FindStringSubmatch(t); m != nil {
+	if m := gradleCatalogRef().FindStringSubmatch(t); m != nil {
 		f.dep(m[1], "")
 		return
 	}
-	if gradleProjectRef.MatchString(t) {
+	if gradleProjectRef().MatchString(t) {
 		f.set("project dependency "+t, "", Dependencies, "changes a dependency on another project of the build")
 		return
 	}
-	if m := gradleCoordinate.FindStringSubmatch(t); m != nil {
+	if m := gradleCoordinate().FindStringSubmatch(t); m != nil {
 		parts := strings.Split(m[1], ":")
 		if len(parts) == 3 || len(parts) == 4 {
 			f.dep(parts[0]+":"+parts[1], parts[2])

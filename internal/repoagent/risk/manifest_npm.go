@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"gopkg.in/yaml.v3"
@@ -51,7 +52,7 @@ var composerJSON = jsonManifest{
 	surface: []string{"autoload-dev"},
 }
 
-var packageName = regexp.MustCompile(`^[@A-Za-z0-9][@A-Za-z0-9._~/-]*$`)
+var packageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[@A-Za-z0-9][@A-Za-z0-9._~/-]*$`) })
 
 // maxJSONDepth bounds nesting in the JSON and TOML documents the readers
 // walk.
@@ -143,7 +144,7 @@ func (m jsonManifest) read(data []byte) (*facts, error) {
 			}
 			for name, req := range deps {
 				s, ok := req.(string)
-				if !ok || !packageName.MatchString(name) {
+				if !ok || !packageName().MatchString(name) {
 					f.cannot(key+"."+name, canon(req))
 					continue
 				}
@@ -215,7 +216,7 @@ func compareNpmLock(old, new []byte) verdict {
 			v.raise(DependencySource, "locks a package as a link to a directory")
 		}
 		if r, ok := e["resolved"].(string); ok {
-			if loc := urlPattern.FindStringSubmatchIndex(r); loc == nil || loc[0] != 0 {
+			if loc := urlPattern().FindStringSubmatchIndex(r); loc == nil || loc[0] != 0 {
 				v.raise(DependencySource, "locks a package from "+clip(r)+", which is not the registry")
 			} else if why := checkURL(r[loc[2]:loc[3]], r[loc[4]:loc[5]], npmRegistries); why != "" {
 				v.raise(DependencySource, why)

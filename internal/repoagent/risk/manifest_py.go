@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // pyName normalizes a Python project name as PEP 503 does.
@@ -25,7 +26,9 @@ func pyName(n string) string {
 	return b.String()
 }
 
-var pyReqName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$`)
+var pyReqName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$`)
+})
 
 // pep508 reads a requirement such as `name[extra]>=1.2,<2; marker`. req is
 // the first specifier that gives a floor (==, ===, ~=, >=), or what is there
@@ -37,7 +40,7 @@ func pep508(t string) (name, req string, ok bool) {
 	if strings.Contains(t, "@") {
 		return "", "", false
 	}
-	m := pyReqName.FindStringSubmatch(t)
+	m := pyReqName().FindStringSubmatch(t)
 	if m == nil {
 		return "", "", false
 	}

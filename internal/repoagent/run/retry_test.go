@@ -43,7 +43,7 @@ func TestRetryOfAPushedTask(t *testing.T) {
 
 	o.TaskID = "../main"
 	rep, _ := Run(context.Background(), o)
-	if rep.TaskID == o.TaskID || !taskIDRE.MatchString(rep.TaskID) {
+	if rep.TaskID == o.TaskID || !taskIDRE().MatchString(rep.TaskID) {
 		t.Errorf("a task id not of Run's shape was kept: %q", rep.TaskID)
 	}
 }

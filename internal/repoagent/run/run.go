@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/zero-dev/zero/internal/gitref"
@@ -105,7 +106,7 @@ type Report struct {
 func Run(ctx context.Context, o Options) (Report, error) {
 	t := newTask(o)
 	t.rep.TaskID = o.TaskID
-	if !taskIDRE.MatchString(o.TaskID) {
+	if !taskIDRE().MatchString(o.TaskID) {
 		t.rep.TaskID = newTaskID(t.o.Now())
 	}
 	t.rep.Repo, t.rep.Work = o.RepoName, o.Work
@@ -124,7 +125,7 @@ func Approve(ctx context.Context, o Options, id string) (Report, error) {
 	t := newTask(o)
 	t.rep.Approved = true
 	err := fail(record.NotWaiting, fmt.Errorf("%q is not a task id", id))
-	if taskIDRE.MatchString(id) {
+	if taskIDRE().MatchString(id) {
 		t.rep.TaskID = id
 		err = t.approve(ctx, id)
 	}
@@ -135,7 +136,7 @@ func Approve(ctx context.Context, o Options, id string) (Report, error) {
 }
 
 // taskIDRE is the shape of the ids newTaskID makes.
-var taskIDRE = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$`) })
 
 func newTaskID(now time.Time) string {
 	b := make([]byte, 4)

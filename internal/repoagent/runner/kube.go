@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -25,8 +26,8 @@ type KubeCheck struct {
 }
 
 var (
-	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	imageRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$`)
+	labelRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`) })
+	imageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$`) })
 )
 
 // KubeManifest returns c as two Kubernetes objects in one YAML stream: a
@@ -36,9 +37,9 @@ var (
 // that denies the pod every connection in and out.
 func KubeManifest(c KubeCheck) ([]byte, error) {
 	switch {
-	case !labelRE.MatchString(c.Name):
+	case !labelRE().MatchString(c.Name):
 		return nil, fmt.Errorf("kube: job name %q: want a DNS-1123 label", c.Name)
-	case !imageRE.MatchString(c.Image):
+	case !imageRE().MatchString(c.Image):
 		return nil, fmt.Errorf("kube: image %q: want a registry reference, without spaces", c.Image)
 	case len(c.Argv) == 0:
 		return nil, fmt.Errorf("kube: an empty check")

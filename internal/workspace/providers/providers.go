@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -35,7 +36,7 @@ var (
 	ErrTaken    = errors.New("a provider of that name exists")
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // A Provider is one endpoint's settings, as saved. The key itself is never
 // in it: KeySet says whether one is saved, KeySetBy who set it.
@@ -78,7 +79,7 @@ func slot(id int64, baseURL string) secrets.Slot {
 
 // check validates p and returns it with its base URL canonical.
 func check(p Provider) (Provider, error) {
-	if !nameRE.MatchString(p.Name) {
+	if !nameRE().MatchString(p.Name) {
 		return p, fmt.Errorf("%w: name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", ErrInvalid, p.Name)
 	}
 	u, err := model.CheckBaseURL(strings.TrimSpace(p.BaseURL))

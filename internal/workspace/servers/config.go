@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -93,8 +94,8 @@ func (e *InvalidError) Error() string {
 }
 
 var (
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	headerRE = regexp.MustCompile(`^[!#$%&'*+.^_` + "`" + `|~0-9A-Za-z-]{1,128}$`)
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
+	headerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[!#$%&'*+.^_` + "`" + `|~0-9A-Za-z-]{1,128}$`) })
 )
 
 // hopHeaders are headers a server configuration may not set: the HTTP
@@ -178,7 +179,7 @@ func (p Policy) allowFor(rawURL string) []netip.Prefix {
 func (p Policy) Validate(c *Config, s Secrets) error {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if !nameRE.MatchString(c.Name) {
+	if !nameRE().MatchString(c.Name) {
 		bad("name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Name)
 	}
 	for i, h := range c.Headers {
@@ -270,7 +271,7 @@ func (p Policy) validateHTTP(c *Config, bad func(string, ...any)) {
 	}
 	seen := map[string]bool{}
 	for _, h := range c.Headers {
-		if !headerRE.MatchString(h) || slices.Contains(hopHeaders, h) {
+		if !headerRE().MatchString(h) || slices.Contains(hopHeaders, h) {
 			bad("header %q: not a header a server configuration may set", h)
 		}
 		if seen[h] {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Bounds of an import.
@@ -54,7 +55,7 @@ func (e *ImportError) Error() string {
 
 // placeholderRE finds a client's placeholders, such as VS Code's
 // ${input:token} and ${env:HOME}: none is expanded.
-var placeholderRE = regexp.MustCompile(`\$\{[^}]*\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}`) })
 
 // entryFields are the fields an entry may have.
 const entryFields = "type, command, args and env (a program), or type, url and headers (a remote server)"
@@ -172,7 +173,7 @@ func parseEntry(name string, raw json.RawMessage) (imp Imported, problems, notes
 			problems = append(problems, fmt.Sprintf("and %d more problems", n-maxEntryProblems))
 		}
 	}()
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		bad("the name is not one a server may have: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit; rename the entry")
 	}
 	fields, err := readObject(raw)
@@ -253,7 +254,7 @@ func parseEntry(name string, raw json.RawMessage) (imp Imported, problems, notes
 		bad("type %s: want stdio, http or sse", shorten(typ))
 	}
 	placeholder := func(what, value, fix string) {
-		if p := placeholderRE.FindString(value); p != "" {
+		if p := placeholderRE().FindString(value); p != "" {
 			bad("%s holds the placeholder %s, and placeholders are not expanded: %s", what, shorten(p), fix)
 		}
 	}

@@ -236,11 +236,11 @@ func FuzzParseImport(f *testing.F) {
 		}
 		for _, e := range got {
 			c := e.Config
-			if !nameRE.MatchString(c.Name) || (c.Kind != KindStdio && c.Kind != KindHTTP && c.Kind != KindSSE) {
+			if !nameRE().MatchString(c.Name) || (c.Kind != KindStdio && c.Kind != KindHTTP && c.Kind != KindSSE) {
 				t.Fatalf("accepted %+v", c)
 			}
 			for _, v := range append(append([]string{c.Command, c.URL}, c.Args...), secretValues(e.Secrets)...) {
-				if placeholderRE.MatchString(v) {
+				if placeholderRE().MatchString(v) {
 					t.Fatalf("accepted a placeholder in %q", v)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
@@ -28,9 +29,13 @@ type Preview struct {
 }
 
 var (
-	fetchPipeShell = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^|]*\|\s*(sudo\s+)?(ba|z|k|da|fi)?sh\b`)
-	rmRecursive    = regexp.MustCompile(`(?i)(^|\s)rm\s+(-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|--recursive|-r\b)`)
-	privileged     = regexp.MustCompile(`(^|[\s;&|(])(sudo|doas|pkexec)(\s|$)`)
+	fetchPipeShell = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^|]*\|\s*(sudo\s+)?(ba|z|k|da|fi)?sh\b`)
+	})
+	rmRecursive = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(^|\s)rm\s+(-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|--recursive|-r\b)`)
+	})
+	privileged = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s;&|(])(sudo|doas|pkexec)(\s|$)`) })
 )
 
 // shells run their arguments as code.
@@ -46,15 +51,15 @@ func (p Policy) warnings(c Config) []Warning {
 	add := func(code, severity, msg string) { ws = append(ws, Warning{code, severity, msg}) }
 	program := path.Base(c.Command)
 	line := strings.Join(append([]string{c.Command}, c.Args...), " ")
-	if program == "sudo" || program == "doas" || program == "su" || program == "pkexec" || privileged.MatchString(line) {
+	if program == "sudo" || program == "doas" || program == "su" || program == "pkexec" || privileged().MatchString(line) {
 		add("sudo", "danger", "the command asks for root privileges (sudo, doas or su)")
 	}
-	if rmRecursive.MatchString(line) || (program == "rm" && slices.ContainsFunc(c.Args, func(a string) bool {
+	if rmRecursive().MatchString(line) || (program == "rm" && slices.ContainsFunc(c.Args, func(a string) bool {
 		return strings.HasPrefix(a, "-") && strings.Contains(a, "r")
 	})) {
 		add("rm-recursive", "danger", "the command deletes files recursively (rm -r)")
 	}
-	if fetchPipeShell.MatchString(line) {
+	if fetchPipeShell().MatchString(line) {
 		add("pipe-to-shell", "danger", "the command downloads a script and pipes it to a shell")
 	}
 	if slices.Contains(shells, program) {

@@ -41,7 +41,7 @@ const (
 )
 
 // nameRE is what a skill's name may be (the Agent Skills rule).
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // ProvenanceDir is the folder, beside the skills, that holds what Zero
 // knows of each skill it added.
@@ -554,7 +554,7 @@ func (m *Manager) Installed() ([]Provenance, error) {
 func (m *Manager) Remove(actor, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	data, err := os.ReadFile(m.provenancePath(name))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 )
@@ -37,7 +38,7 @@ func NewNonce() string {
 
 // forged matches what could be read as the wrapper tag, opening or
 // closing, in any case and spacing.
-var forged = regexp.MustCompile(`(?i)<(\s*/?\s*` + OutputTag + `)`)
+var forged = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(\s*/?\s*` + OutputTag + `)`) })
 
 // Wrap returns text, a tool's result, as a model reads it: invisible
 // characters removed (hiddentext.Strip), every "<" that would begin a
@@ -48,7 +49,7 @@ var forged = regexp.MustCompile(`(?i)<(\s*/?\s*` + OutputTag + `)`)
 // as an instruction; it cannot prevent it.
 func Wrap(nonce, server, tool, text string) string {
 	text, _ = hiddentext.Strip(text)
-	text = forged.ReplaceAllString(text, "&lt;$1")
+	text = forged().ReplaceAllString(text, "&lt;$1")
 	return fmt.Sprintf("<%s nonce=\"%s\" server=\"%s\" tool=\"%s\">\n%s\n</%s nonce=\"%s\">",
 		OutputTag, nonce, attr(server), attr(tool), text, OutputTag, nonce)
 }
@@ -60,7 +61,7 @@ func attr(s string) string {
 }
 
 // nameRE is what a kept result's file name may be.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`) })
 
 // Keep returns what the conversation holds of a result's text: the text
 // itself when it is at most MaxInlineResult bytes; else the text is saved
@@ -72,7 +73,7 @@ func Keep(dir, name, text string) (string, error) {
 	if len(text) <= MaxInlineResult {
 		return text, nil
 	}
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return "", fmt.Errorf("%w: a result file name %q", ErrInvalid, name)
 	}
 	root, err := os.OpenRoot(dir)
