@@ -6,21 +6,29 @@
 #
 #   bench/filesystem.sh [RUNS]
 #
-# Environment: RAWBENCH_DIR (default ../shared/tools/rawbench beside the
-# checkout), WORK (default a new temporary directory).
-# The tree is 5,000 files in 100 directories, plus one small file. Each figure
-# is the median of RUNS fresh server processes (default 5); for each call,
-# zero and the reference run one after the other.
+# Environment: RAWBENCH_DIR and FLOOR_DIR (default ../shared/tools/rawbench
+# and ../shared/tools/floor beside the checkout), WORK (default a new
+# temporary directory).
+# The tree is 5,000 files in 100 directories, plus small.txt, which holds the
+# 12 bytes the floor answers with. Each figure is the median of RUNS fresh
+# server processes (default 5); for each call, zero and the reference run one
+# after the other. The last table times read_text_file against the floor (a
+# bare JSON-RPC loop that answers at once) and against bench/sdkfloor (the
+# official SDK on Zero's transport, with a tool that does nothing): no tool
+# served through the SDK can pass the second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
 RAWBENCH_DIR=${RAWBENCH_DIR:-../shared/tools/rawbench}
+FLOOR_DIR=${FLOOR_DIR:-../shared/tools/floor}
 WORK=${WORK:-$(mktemp -d)}
 REF=node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 [ -f "$REF" ] || npm ci --prefix node --no-audit --no-fund --loglevel=error
 
 go build -o "$WORK/zero" ./cmd/zero
 go build -o "$WORK/cannedreply" ./bench/cannedreply
+go build -o "$WORK/sdkfloor" ./bench/sdkfloor
+(cd "$FLOOR_DIR" && go build -o "$WORK/floor" .)
 (cd "$RAWBENCH_DIR" && go build -o "$WORK/rawbench" .)
 
 TREE="$WORK/tree"
@@ -32,7 +40,7 @@ if [ ! -d "$TREE" ]; then
       printf 'file %s in dir %s\n' "$f" "$d" > "$TREE/dir$d/file$f.txt"
     done
   done
-  printf 'hello from a small file\n' > "$TREE/small.txt"
+  printf 'hello world\n' > "$TREE/small.txt"
 fi
 echo "tree: $(find "$TREE" -type f | wc -l) files in $(find "$TREE" -mindepth 1 -type d | wc -l) directories"
 echo "machine: $(nproc) cores; $(go version | cut -d' ' -f3); node $(node --version); $RUNS runs per figure; $(date -u +%Y-%m-%d)"
@@ -73,3 +81,18 @@ printf '%s\n' \
   python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["result"], separators=(",",":")))' > "$WORK/tree-result.json"
 read -r _ cc cp < <(bench 200 directory_tree '{}' "$WORK/cannedreply" "$WORK/tree-result.json")
 echo "rawbench alone, with a canned directory_tree reply of $(wc -c < "$WORK/tree-result.json") bytes: ${cc%.*}/s, p50 ${cp} ms"
+echo
+
+# read_text_file against the floor and the SDK's own cost, in turns.
+read -r _ zc zp < <(bench 5000 read_text_file "{\"path\":\"$TREE/small.txt\"}" "$WORK/zero" mcp filesystem "$TREE")
+read -r _ sc sp < <(bench 5000 read_text_file '{}' "$WORK/sdkfloor")
+read -r _ fc fp < <(bench 5000 read_text_file '{}' "$WORK/floor")
+python3 - "$zc" "$zp" "$sc" "$sp" "$fc" "$fp" <<'PY'
+import sys
+zc, zp, sc, sp, fc, fp = map(float, sys.argv[1:])
+print("| read_text_file, 12 bytes | calls/s | p50 | of the floor |")
+print("|---|---|---|---|")
+print(f"| zero | {zc:,.0f}/s | {zp:.3f} ms | **{zc/fc:.2f}** |")
+print(f"| the SDK, a tool that does nothing | {sc:,.0f}/s | {sp:.3f} ms | **{sc/fc:.2f}** |")
+print(f"| the floor | {fc:,.0f}/s | {fp:.3f} ms | 1 |")
+PY

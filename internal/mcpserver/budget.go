@@ -247,6 +247,10 @@ func BudgetError(ctx context.Context, size int, hint string) error {
 type toolCall struct {
 	hint     string
 	readOnly bool
+
+	splicing     bool                // over stdio: a quoted text may be spliced in
+	quoted       []byte              // the text QuotedTextResult was given
+	quotedResult *mcp.CallToolResult // the result it made of it
 }
 
 type toolCallKey struct{}

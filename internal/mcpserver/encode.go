@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -148,15 +151,50 @@ func htmlEscaped(x, y byte) byte {
 }
 
 // appendQuoted appends s as a JSON string, escaped as encoding/json escapes
-// it but without HTML escaping.
+// it but without HTML escaping (FuzzUnescapedHTML compares the two): `"`,
+// `\` and the control characters, U+2028 and U+2029, and invalid UTF-8 as
+// \ufffd. It writes into dst directly, with no encoder between.
 func appendQuoted(dst []byte, s string) []byte {
-	b := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	out := b.Bytes()
-	return out[:len(out)-1] // Encode's newline
+	const hex = "0123456789abcdef"
+	dst = slices.Grow(dst, len(s)+len(s)/4+2)
+	dst = append(dst, '"')
+	start := 0 // s[start:i] is written as it is, later
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiExtra[c] == 0 {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			if short := shortEscape[c]; short != 0 {
+				dst = append(dst, '\\', short)
+			} else {
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
+
+// shortEscape is the two-character escape of the ASCII bytes that have one.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
 // encodeResult is receiving middleware for tools/call: it turns a result
 // over the reply budget into a tool error and, over stdio, splices large
@@ -166,7 +204,8 @@ func encodeResult(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		call := &toolCall{}
+		sp, _ := ctx.Value(splicerKey{}).(*splicer)
+		call := &toolCall{splicing: sp != nil}
 		res, err := next(context.WithValue(ctx, toolCallKey{}, call), method, req)
 		r, ok := res.(*mcp.CallToolResult)
 		if !ok || err != nil {
@@ -176,7 +215,12 @@ func encodeResult(next mcp.MethodHandler) mcp.MethodHandler {
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 			tool = p.Name
 		}
-		sp, _ := ctx.Value(splicerKey{}).(*splicer)
+		if r == call.quotedResult && r != nil {
+			if size := textResultSize(len(call.quoted)); size > ReplyBudget(ctx) {
+				return overBudget(ctx, tool, size, call), nil
+			}
+			return spliceText(sp, r, call.quoted), nil
+		}
 		text, ok := plainText(r)
 		if sp == nil || !ok {
 			if size := ResultSize(r); size > ReplyBudget(ctx) {
@@ -192,12 +236,38 @@ func encodeResult(next mcp.MethodHandler) mcp.MethodHandler {
 		if size > ReplyBudget(ctx) {
 			return overBudget(ctx, tool, size, call), nil
 		}
-		placeholder := sp.add(escaped)
-		shell := *r
-		shell.Content = []mcp.Content{&mcp.TextContent{Text: placeholder}}
-		shell.StructuredContent = TextOutput{Content: placeholder}
-		return &shell, nil
+		return spliceText(sp, r, escaped), nil
 	}
+}
+
+// spliceText parks the quoted text of r, a [TextResult], and returns r with
+// a placeholder in its place.
+func spliceText(sp *splicer, r *mcp.CallToolResult, quoted []byte) *mcp.CallToolResult {
+	placeholder := sp.add(quoted)
+	shell := *r
+	shell.Content = []mcp.Content{&mcp.TextContent{Text: placeholder}}
+	shell.StructuredContent = TextOutput{Content: placeholder}
+	return &shell
+}
+
+// QuotedTextResult is [TextResult] for a text, valid UTF-8, that the tool
+// has written as a JSON string already: quotes included, escaped as
+// encoding/json escapes but without HTML escaping (appendQuoted). Over stdio, the quoted text goes
+// into the reply as it is, which spares escaping a large text after it was
+// made; the reply budget holds as for any result. Elsewhere (over HTTP, or
+// called outside a server) the text is read back, and the result is
+// TextResult's.
+func QuotedTextResult(ctx context.Context, quoted []byte) *mcp.CallToolResult {
+	if call, ok := ctx.Value(toolCallKey{}).(*toolCall); ok && call.splicing {
+		r := TextResult("")
+		call.quoted, call.quotedResult = quoted, r
+		return r
+	}
+	var text string
+	if err := json.Unmarshal(quoted, &text); err != nil {
+		return ErrorResult(fmt.Errorf("internal error: a quoted text does not read back: %w", err))
+	}
+	return TextResult(text)
 }
 
 // plainText returns the text of a result made by [TextResult] with at least

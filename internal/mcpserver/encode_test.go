@@ -41,9 +41,11 @@ func textServer(texts []string) *mcp.Server {
 		Shape string `json:"shape"`
 	}
 	AddTool(s, &mcp.Tool{Name: "text", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, _ *mcp.CallToolRequest, in *args) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in *args) (*mcp.CallToolResult, error) {
 			text := texts[in.I]
 			switch in.Shape {
+			case "quoted":
+				return QuotedTextResult(ctx, appendQuoted(nil, strings.ToValidUTF8(text, "\uFFFD"))), nil
 			case "error":
 				r := TextResult(text)
 				r.IsError = true
@@ -95,7 +97,7 @@ func TestSplicedResultMatchesSDK(t *testing.T) {
 	texts := largeTexts()
 	var calls []string
 	for i := range texts {
-		for _, shape := range []string{"", "error", "meta", "two blocks"} {
+		for _, shape := range []string{"", "error", "meta", "two blocks", "quoted"} {
 			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"text","arguments":{"i":%d,"shape":%q}}}`, len(calls)+1, i, shape))
 		}
 	}
@@ -113,6 +115,28 @@ func TestSplicedResultMatchesSDK(t *testing.T) {
 		}
 		if strings.Contains(ours[i], "zero-text-") {
 			t.Fatalf("call %d: a placeholder reached the wire", i)
+		}
+	}
+}
+
+// TestQuotedTextResultBudget checks that a text handed over quoted counts
+// against the reply budget as any other.
+func TestQuotedTextResultBudget(t *testing.T) {
+	texts := []string{strings.Repeat(`"quoted" `, 1000)}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"text","arguments":{"i":0,"shape":"quoted"}}}`
+	for _, budget := range []int{4000, 40000} {
+		lines := wireLines(t, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) {
+			Serve(ctx, textServer(texts), Options{Stdin: in, Stdout: out, Stderr: io.Discard, MaxReply: budget})
+		}, []string{call})
+		var reply struct {
+			Result mcp.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &reply); err != nil {
+			t.Fatal(err)
+		}
+		overBudget := len(lines[0]) > budget
+		if reply.Result.IsError != (budget < 40000) || overBudget {
+			t.Errorf("budget %d: isError %v, reply of %d bytes", budget, reply.Result.IsError, len(lines[0]))
 		}
 	}
 }
@@ -184,6 +208,7 @@ func FuzzUnescapedHTML(f *testing.F) {
 		f.Add(s[:200], 50)
 	}
 	f.Add(`\u003c<\\u003e`, 3)
+	f.Add("a\u2028b\u2029\x00\x1f\b\f\n\r\t\"\\\xff\xe2\x80é\x7f", 4)
 	f.Fuzz(func(t *testing.T, s string, cut int) {
 		escaped, _ := json.Marshal(s)
 		var b bytes.Buffer
@@ -218,4 +243,19 @@ func FuzzUnescapedHTML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkAppendQuoted quotes a text shaped like a directory_tree answer:
+// indented JSON lines, each with quotes and a newline to escape.
+func BenchmarkAppendQuoted(b *testing.B) {
+	var sb strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&sb, "\n      {\n        \"name\": \"file%04d.txt\",\n        \"type\": \"file\"\n      },", i)
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	var buf []byte
+	for b.Loop() {
+		buf = appendQuoted(buf[:0], text)
+	}
 }

@@ -71,6 +71,7 @@ func Serve(ctx context.Context, srv *mcp.Server, o Options) error {
 	}
 	ctx = WithReplyBudget(ctx, o.MaxReply)
 	if o.HTTP == nil {
+		growPipe(o.Stdout)
 		sp := newSplicer()
 		ctx = context.WithValue(ctx, splicerKey{}, sp)
 		ss, err := srv.Connect(ctx, &StdioTransport{In: o.Stdin, Out: o.Stdout, splicer: sp}, nil)

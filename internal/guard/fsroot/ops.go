@@ -25,20 +25,26 @@ const MaxReadSize = 64 << 20
 // named pipe, a device, a socket) is refused: reading it could block forever
 // or never end. The open does not wait on a named pipe.
 func (p *Path) Open() (*os.File, error) {
+	f, _, err := p.open()
+	return f, err
+}
+
+// open is Open, which also returns what it learnt of the file.
+func (p *Path) open() (*os.File, fs.FileInfo, error) {
 	f, err := p.root.dir.OpenFile(p.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, p.wrap(err)
+		return nil, nil, p.wrap(err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, p.wrap(err)
+		return nil, nil, p.wrap(err)
 	}
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s)", p.Requested, typeName(fi.Mode()))
+		return nil, nil, fmt.Errorf("%s: not a regular file (%s)", p.Requested, typeName(fi.Mode()))
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // ReadFile returns the whole content of a regular file of at most
@@ -49,15 +55,11 @@ func (p *Path) ReadFile() ([]byte, error) { return p.ReadFileLimit(MaxReadSize) 
 // bytes; a larger one, or one that grows past limit while it is read, is an
 // error.
 func (p *Path) ReadFileLimit(limit int64) ([]byte, error) {
-	f, err := p.Open()
+	f, fi, err := p.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, p.wrap(err)
-	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory", p.Requested)
 	}

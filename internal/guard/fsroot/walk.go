@@ -3,7 +3,6 @@ package fsroot
 import (
 	"io/fs"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 )
 
@@ -87,8 +86,10 @@ func (p *Path) entries(d dirHandle, rel string) ([]Entry, error) {
 // walk ends that branch instead of leading elsewhere.
 //
 // While visit runs, a helper goroutine per directory reads its
-// subdirectories ahead, holding at most prefetchBudget of them open at once
-// across the walk; the walk itself reads any the helpers did not reach.
+// subdirectories ahead, in order, holding at most prefetchBudget of them open
+// at once across the walk. The walk reads a subdirectory no one has taken
+// yet itself; one the helper is still reading, it does not wait for, but
+// reads the next untaken one meanwhile, so both cores read.
 func (p *Path) Walk(visit func(rel string, e Entry) (descend bool)) error {
 	d, err := openDir(p.root, p.rel)
 	if err != nil {
@@ -110,40 +111,66 @@ const prefetchBudget = 16
 type walker struct {
 	p      *Path
 	visit  func(string, Entry) bool
-	budget chan struct{} // one slot per directory a helper holds open
+	budget chan struct{} // one slot per directory read ahead and held open
 }
 
 // A listing is a subdirectory opened and read, by a helper or by the walk.
-// Its fields are set inside once, and read after it.
+// Whoever takes it (taken) loads it and closes ready; its other fields are
+// read only after that.
 type listing struct {
-	once    sync.Once
+	taken   atomic.Bool
+	ready   chan struct{}
 	open    bool // h is open and must be released
 	h       dirHandle
 	entries []Entry
-	held    bool // a helper loaded it, with a budget slot
+	held    bool // it was read ahead, with a budget slot
 }
 
-// load opens and reads the subdirectory e of d, once; held says that the
-// caller is a helper holding a budget slot for it. It reports whether this
-// call did the work and, if so, whether the listing is usable. Only the walk
-// itself reads l.open afterwards: the helper does not touch a listing it did
-// not load, which the walk may be releasing.
-func (w *walker) load(l *listing, d dirHandle, e Entry, held bool) (ran, ok bool) {
-	l.once.Do(func() {
-		ran = true
-		h, err := d.openChild(e.Name, e.rel())
-		if err != nil {
-			return
+// take claims l for the caller, which must then load it.
+func (l *listing) take() bool { return l.taken.CompareAndSwap(false, true) }
+
+// load opens and reads the subdirectory e of d into l, which the caller has
+// taken; held says that the caller holds a budget slot for it. It reports
+// whether the listing is usable; if not, the caller keeps its slot.
+func (w *walker) load(l *listing, d dirHandle, e Entry, held bool) bool {
+	defer close(l.ready)
+	h, err := d.openChild(e.Name, e.rel())
+	if err != nil {
+		return false
+	}
+	entries, err := w.p.entries(h, e.rel())
+	if err != nil {
+		h.close()
+		return false
+	}
+	l.open, l.h, l.entries, l.held = true, h, entries, held
+	return true
+}
+
+// readAhead takes l and loads it with a budget slot, if l is free and a
+// slot is to be had (waiting for one unless wait is nil, and then until wait
+// closes). It reports false only when it gave up waiting.
+func (w *walker) readAhead(l *listing, d dirHandle, e Entry, wait <-chan struct{}) bool {
+	if l.taken.Load() {
+		return true
+	}
+	if wait == nil {
+		select {
+		case w.budget <- struct{}{}:
+		default:
+			return false
 		}
-		entries, err := w.p.entries(h, e.rel())
-		if err != nil {
-			h.close()
-			return
+	} else {
+		select {
+		case w.budget <- struct{}{}:
+		case <-wait:
+			return false
 		}
-		l.open, l.h, l.entries, l.held = true, h, entries, held
-		ok = true
-	})
-	return ran, ok
+	}
+	if !l.take() || !w.load(l, d, e, true) {
+		<-w.budget // someone else took it, or it failed
+	}
+	return true
 }
 
 // release closes a loaded listing and frees its budget slot.
@@ -163,34 +190,24 @@ func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
 	hasSubdirs := false
 	for i, e := range entries {
 		if e.Dir && !e.Link && depth < maxWalkDepth {
-			subdirs[i], hasSubdirs = &listing{}, true
+			subdirs[i], hasSubdirs = &listing{ready: make(chan struct{})}, true
 		}
 	}
-	var stop atomic.Bool
+	stop := make(chan struct{})
 	done := make(chan struct{})
 	if hasSubdirs {
-		go func() { // the helper: read subdirectories ahead while budget lasts
+		go func() { // the helper: read subdirectories ahead, in order
 			defer close(done)
 			for i, l := range subdirs {
-				if l == nil {
-					continue
-				}
-				if stop.Load() {
+				if l != nil && !w.readAhead(l, d, entries[i], stop) {
 					return
-				}
-				select {
-				case w.budget <- struct{}{}:
-				default:
-					return
-				}
-				if ran, ok := w.load(l, d, entries[i], true); !ran || !ok {
-					<-w.budget // the walk got there first, or it failed
 				}
 			}
 		}()
 	} else {
 		close(done)
 	}
+	ahead := 0 // subdirs before it are all taken
 	for i, e := range entries {
 		rel := prefix + e.Name
 		descend := w.visit(rel, e)
@@ -198,12 +215,28 @@ func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
 		if l == nil || !descend {
 			continue
 		}
-		if w.load(l, d, e, false); l.open {
+		if l.take() {
+			w.load(l, d, e, false)
+		} else {
+			// The helper has it: read later ones while it finishes.
+			for ahead = max(ahead, i+1); ahead < len(subdirs); ahead++ {
+				select {
+				case <-l.ready:
+				default:
+					if m := subdirs[ahead]; m == nil || w.readAhead(m, d, entries[ahead], nil) {
+						continue
+					}
+				}
+				break
+			}
+			<-l.ready
+		}
+		if l.open {
 			w.walk(l.h, rel+"/", l.entries, depth+1)
 			w.release(l)
 		}
 	}
-	stop.Store(true)
+	close(stop)
 	<-done
 	for _, l := range subdirs {
 		if l != nil {

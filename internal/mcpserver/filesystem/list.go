@@ -184,11 +184,26 @@ func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, err
 	}
-	var w treeWriter
+	quoted, err := s.quotedTree(ctx, p, exclude)
+	if err != nil {
+		return nil, err
+	}
+	if len(quoted) > mcpserver.TextLimit(ctx) {
+		return nil, overBudget(ctx, "the tree", in)
+	}
+	return mcpserver.QuotedTextResult(ctx, quoted), nil
+}
+
+// quotedTree walks p and returns its tree, quoted as a JSON string; it stops
+// once the text passes what the reply budget allows.
+func (s *server) quotedTree(ctx context.Context, p *fsroot.Path, exclude func(string) bool) ([]byte, error) {
+	limit := mcpserver.TextLimit(ctx)
+	// Start the text at the size of the last tree, so that it grows once
+	// at most.
+	w := treeWriter{grow: max(64<<10, min(int(s.lastTree.Load()), limit))}
 	count := 0
-	limit := mcpserver.TextLimit(ctx) // escaping only adds to the length
-	err = walk(ctx, p, &count, func(rel string, e fsroot.Entry) bool {
-		if exclude(rel) || w.b.Len() > limit {
+	err := walk(ctx, p, &count, func(rel string, e fsroot.Entry) bool {
+		if exclude(rel) || len(w.b) > limit {
 			return false
 		}
 		dir := e.Dir && !e.Link
@@ -198,10 +213,9 @@ func (s *server) directoryTree(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, err
 	}
-	if w.b.Len() > limit {
-		return nil, overBudget(ctx, "the tree", in)
-	}
-	return mcpserver.TextResult(w.finish()), nil
+	quoted := w.finish()
+	s.lastTree.Store(int64(len(quoted)))
+	return quoted, nil
 }
 
 // overBudget is the error for an answer found, while it is being made, to
@@ -211,18 +225,20 @@ func overBudget(ctx context.Context, what string, args mcpserver.ReplyHinter) er
 }
 
 // treeWriter writes directory_tree's JSON while the walk goes, in the layout
-// of JSON.stringify(tree, null, 2): entries arrive depth first, and each
-// directory's children array stays open until an entry at its depth or
-// above arrives.
+// of JSON.stringify(tree, null, 2), and quoted at once as the JSON string
+// that carries it in the reply (see mcpserver.QuotedTextResult), without
+// the JSON being written first. Entries arrive depth first,
+// and each directory's children array stays open until an entry at its
+// depth or above arrives.
 type treeWriter struct {
-	b      strings.Builder
+	grow   int // the size to start at
+	b      []byte
 	counts []int // entries written in each open array, outermost first
 }
 
 func (w *treeWriter) entry(depth int, name string, dir bool) {
 	if w.counts == nil {
-		w.b.Grow(64 << 10)
-		w.b.WriteByte('[')
+		w.b = append(make([]byte, 0, w.grow), `"[`...)
 		w.counts = []int{0}
 	}
 	for len(w.counts) > depth+1 {
@@ -230,26 +246,26 @@ func (w *treeWriter) entry(depth int, name string, dir bool) {
 	}
 	level := len(w.counts) - 1
 	if w.counts[level] > 0 {
-		w.b.WriteByte(',')
+		w.b = append(w.b, ',')
 	}
 	w.counts[level]++
 	w.newline(4*level + 2)
-	w.b.WriteByte('{')
+	w.b = append(w.b, '{')
 	w.newline(4*level + 4)
-	w.b.WriteString(`"name": `)
-	writeJSONString(&w.b, name)
-	w.b.WriteByte(',')
+	w.b = append(w.b, `\"name\": `...)
+	w.b = appendQuotedName(w.b, name)
+	w.b = append(w.b, ',')
 	w.newline(4*level + 4)
 	if dir {
-		w.b.WriteString(`"type": "directory",`)
+		w.b = append(w.b, `\"type\": \"directory\",`...)
 		w.newline(4*level + 4)
-		w.b.WriteString(`"children": [`)
+		w.b = append(w.b, `\"children\": [`...)
 		w.counts = append(w.counts, 0)
 		return
 	}
-	w.b.WriteString(`"type": "file"`)
+	w.b = append(w.b, `\"type\": \"file\"`...)
 	w.newline(4*level + 2)
-	w.b.WriteByte('}')
+	w.b = append(w.b, '}')
 }
 
 // closeDir ends the innermost open children array and its directory.
@@ -258,26 +274,28 @@ func (w *treeWriter) closeDir() {
 	if w.counts[level] > 0 {
 		w.newline(4 * level)
 	}
-	w.b.WriteByte(']')
+	w.b = append(w.b, ']')
 	w.counts = w.counts[:level]
 	w.newline(4*(level-1) + 2)
-	w.b.WriteByte('}')
+	w.b = append(w.b, '}')
 }
 
 const spaces = "                                                                "
 
+// newline writes a newline, quoted, and indent spaces.
 func (w *treeWriter) newline(indent int) {
-	w.b.WriteByte('\n')
+	w.b = append(w.b, `\n`...)
 	for indent > len(spaces) {
-		w.b.WriteString(spaces)
+		w.b = append(w.b, spaces...)
 		indent -= len(spaces)
 	}
-	w.b.WriteString(spaces[:indent])
+	w.b = append(w.b, spaces[:indent]...)
 }
 
-func (w *treeWriter) finish() string {
+// finish closes what is open and returns the quoted tree.
+func (w *treeWriter) finish() []byte {
 	if w.counts == nil {
-		return "[]"
+		return []byte(`"[]"`)
 	}
 	for len(w.counts) > 1 {
 		w.closeDir()
@@ -285,8 +303,7 @@ func (w *treeWriter) finish() string {
 	if w.counts[0] > 0 {
 		w.newline(0)
 	}
-	w.b.WriteByte(']')
-	return w.b.String()
+	return append(w.b, ']', '"')
 }
 
 // treeExcluder returns directory_tree's exclusion test, as the reference's:
@@ -341,11 +358,14 @@ func walk(ctx context.Context, p *fsroot.Path, count *int, visit func(string, fs
 	return errors.Join(err, stop)
 }
 
-// writeJSONString writes s as a JSON string, escaping as JSON.stringify
-// does; invalid UTF-8 becomes U+FFFD.
-func writeJSONString(b *strings.Builder, s string) {
+// appendQuotedName appends a name as JSON.stringify writes it in a JSON
+// text (invalid UTF-8 becoming U+FFFD), and that quoted again, as
+// mcpserver.QuotedTextResult wants the text: each escape of the first level
+// has its backslash escaped, and U+2028 and U+2029, which JSON.stringify
+// leaves alone, are escaped at the second.
+func appendQuotedName(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	b.WriteByte('"')
+	b = append(b, '\\', '"')
 	start := 0 // s[start:i] needs no escaping and is not written yet
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -356,37 +376,40 @@ func writeJSONString(b *strings.Builder, s string) {
 		r, size := rune(c), 1
 		if c >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
+			invalid := r == utf8.RuneError && size == 1
+			if !invalid && r != '\u2028' && r != '\u2029' {
 				i += size
 				continue
 			}
 		}
-		b.WriteString(s[start:i])
+		b = append(b, s[start:i]...)
 		switch r {
 		case '"':
-			b.WriteString(`\"`)
+			b = append(b, `\\\"`...)
 		case '\\':
-			b.WriteString(`\\`)
+			b = append(b, `\\\\`...)
 		case '\n':
-			b.WriteString(`\n`)
+			b = append(b, `\\n`...)
 		case '\r':
-			b.WriteString(`\r`)
+			b = append(b, `\\r`...)
 		case '\t':
-			b.WriteString(`\t`)
+			b = append(b, `\\t`...)
 		case '\b':
-			b.WriteString(`\b`)
+			b = append(b, `\\b`...)
 		case '\f':
-			b.WriteString(`\f`)
+			b = append(b, `\\f`...)
 		case utf8.RuneError:
-			b.WriteString("\uFFFD")
+			b = append(b, "\uFFFD"...)
+		case '\u2028', '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
 		default:
-			b.Write([]byte{'\\', 'u', '0', '0', hex[r>>4], hex[r&0xf]})
+			b = append(b, '\\', '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
 		}
 		i += size
 		start = i
 	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b = append(b, s[start:]...)
+	return append(b, '\\', '"')
 }
 
 type searchArgs struct {

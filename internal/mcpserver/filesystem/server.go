@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,6 +56,8 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionRoots
+
+	lastTree atomic.Int64 // the size of the last directory_tree text
 }
 
 // sessionRoots is what a client's roots made of the command-line directories

@@ -18,11 +18,15 @@ type node struct {
 }
 
 // TestTreeWriterMatchesStringify compares the streaming writer with the
-// reference's JSON.stringify(tree, null, 2), which encoding/json's
-// MarshalIndent reproduces, on random trees and awkward names.
+// reference's JSON.stringify(tree, null, 2), quoted as a JSON string for the
+// reply, on random trees and awkward names. encoding/json's indented
+// encoding reproduces JSON.stringify save that it escapes U+2028, U+2029 and
+// invalid UTF-8, which JSON.stringify writes as themselves (invalid UTF-8 as
+// U+FFFD); the expected text puts them back.
 func TestTreeWriterMatchesStringify(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
-	names := []string{"a", "b.txt", `quote"d`, `back\\slash`, "tab\tnew\nline", "ctl\x01", "é😀", "<html>&"}
+	names := []string{"a", "b.txt", `quote"d`, `back\\slash`, "tab\tnew\nline", "ctl\x01", "é😀", "<html>&",
+		"line\u2028sep", "para\u2029", "bad\xffbyte", "repl\ufffdchar"}
 	var gen func(depth int) []node
 	gen = func(depth int) []node {
 		var out []node
@@ -39,6 +43,7 @@ func TestTreeWriterMatchesStringify(t *testing.T) {
 		}
 		return out
 	}
+	stringifyFixes := strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029", `\ufffd`, "\ufffd")
 	var emit func(w *treeWriter, nodes []node, depth int)
 	emit = func(w *treeWriter, nodes []node, depth int) {
 		for _, n := range nodes {
@@ -60,10 +65,15 @@ func TestTreeWriterMatchesStringify(t *testing.T) {
 		if err := enc.Encode(tree); err != nil {
 			t.Fatal(err)
 		}
+		text := stringifyFixes.Replace(strings.TrimSuffix(buf.String(), "\n"))
+		buf.Reset()
+		if err := enc.Encode(text); err != nil {
+			t.Fatal(err)
+		}
 		want := strings.TrimSuffix(buf.String(), "\n")
 		var w treeWriter
 		emit(&w, tree, 0)
-		if got := w.finish(); got != want {
+		if got := string(w.finish()); got != want {
 			t.Fatalf("tree %d differs (-stringify +ours):\n%s", i, cmp.Diff(want, got))
 		}
 	}
