@@ -32,17 +32,7 @@ fi
 (cd "$RAWBENCH_SRC" && go build -o "$WORK/rawbench" .)
 FILE=$WORK/memory-$N.jsonl
 if [ ! -f "$FILE" ]; then
-  python3 - "$N" "$FILE" <<'PY'
-import sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w", buffering=1 << 20) as f:
-    f.write("\n".join(
-        f'{{"type":"entity","name":"entity-{i:07d}","entityType":"type-{i % 10}",'
-        f'"observations":["observation one of {i:07d}","Observation two: {i:07d} likes tea"]}}'
-        for i in range(n)))
-    for i in range(n // 5):
-        f.write(f'\n{{"type":"relation","from":"entity-{i:07d}","to":"entity-{i * 7919 % n:07d}","relationType":"knows"}}')
-PY
+  python3 bench/memory-graph.py "$N" "$FILE"
 fi
 SIZE=$(stat -c %s "$FILE")
 QUERY="{\"query\":\"entity-$(printf %07d $((N / 2)))\"}"

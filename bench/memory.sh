@@ -20,36 +20,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
-MCPBENCH=${MCPBENCH:-../shared/tools/mcpbench.mjs}
-WORK=${WORK:-$(mktemp -d)}
-REF=node/node_modules/@modelcontextprotocol/server-memory/dist/index.js
-[ -f "$REF" ] || npm ci --prefix node --no-audit --no-fund --loglevel=error
-if [ -z "${ZERO:-}" ]; then
-  go build -o "$WORK/zero" ./cmd/zero
-  ZERO=$WORK/zero
-fi
-cp "$MCPBENCH" node/.mcpbench-memory.mjs # it imports the SDK from node/node_modules
-trap 'rm -f node/.mcpbench-memory.mjs' EXIT
+. bench/memory-setup.sh
 FILE=$WORK/memory.jsonl
 PRE="rm -f '$FILE' '$FILE.zero-log' '$FILE.lock'"
 echo "machine: $(nproc) cores; $(go version | cut -d' ' -f3); node $(node --version); $RUNS runs per figure; $(date -u +%Y-%m-%d)"
 echo
 
-node node/.mcpbench-memory.mjs --json --runs "$RUNS" --plan bench/memory-plan.json --pre "$PRE" --check \
+node "$CLIENT" --json --runs "$RUNS" --plan bench/memory-plan.json --pre "$PRE" --check \
   -- "$ZERO" mcp memory --memory-file "$FILE" > "$WORK/zero.json"
-node node/.mcpbench-memory.mjs --json --runs "$RUNS" --plan bench/memory-plan.json --pre "$PRE" --check \
+node "$CLIENT" --json --runs "$RUNS" --plan bench/memory-plan.json --pre "$PRE" --check \
   --env "MEMORY_FILE_PATH=$FILE" -- node "$REF" > "$WORK/reference.json"
-python3 - "$WORK/zero.json" "$WORK/reference.json" <<'PY'
-import json, sys
-z, r = (json.load(open(p))["median"] for p in sys.argv[1:])
-print("| phase (sequential calls) | zero | reference | calls/s, zero / reference |")
-print("|---|---|---|---|")
-for zp, rp in zip(z["phases"], r["phases"]):
-    print(f"| {zp['name']} ({zp['n']} calls) | {zp['calls_per_s']:,.0f}/s, p50 {zp['p50_ms']:.2f} ms | "
-          f"{rp['calls_per_s']:,.0f}/s, p50 {rp['p50_ms']:.2f} ms | **{zp['calls_per_s'] / rp['calls_per_s']:.1f}x** |")
-print(f"| spawn to initialized | {z['init_ms']:.1f} ms | {r['init_ms']:.1f} ms | |")
-print(f"| peak RSS | {z['server_peak_rss_mb']:.1f} MB | {r['server_peak_rss_mb']:.1f} MB | |")
-PY
+python3 bench/memory-compare.py "$WORK/zero.json" "$WORK/reference.json"
 echo
 
 # The client's own cost for create_entities' reply: a stand-in server that
@@ -77,7 +58,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
 }
 JS
 python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))[:1], open(sys.argv[2], "w"))' bench/memory-plan.json "$WORK/plan-create.json"
-node node/.mcpbench-memory.mjs --json --runs "$RUNS" --plan "$WORK/plan-create.json" --check \
+node "$CLIENT" --json --runs "$RUNS" --plan "$WORK/plan-create.json" --check \
   -- node "$WORK/canned.mjs" "$WORK/replies.jsonl" > "$WORK/canned.json"
 python3 - "$WORK/canned.json" <<'PY'
 import json, sys
