@@ -82,24 +82,31 @@ func (d dirHandle) read() ([]dirent, error) {
 
 // parseDirents appends the entries of a getdents64 buffer: each record is
 // d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then the name and a NUL.
+// The names are slices of one string, a copy of the buffer, so that a
+// directory costs an allocation or two instead of one per name.
 func parseDirents(dirfd int, buf []byte, out []dirent) []dirent {
 	const nameOffset = 19
-	for len(buf) >= nameOffset {
-		reclen := int(*(*uint16)(unsafe.Pointer(&buf[16])))
-		if reclen < nameOffset || reclen > len(buf) {
+	const minRecord = 24 // a one-byte name, its NUL, and padding to 8 bytes
+	out = slices.Grow(out, len(buf)/minRecord)
+	text := string(buf)
+	for off := 0; len(buf)-off >= nameOffset; {
+		rec := buf[off:]
+		reclen := int(*(*uint16)(unsafe.Pointer(&rec[16])))
+		if reclen < nameOffset || reclen > len(rec) {
 			break
 		}
-		rec := buf[:reclen]
-		buf = buf[reclen:]
-		name := rec[nameOffset:]
-		if i := slices.Index(name, 0); i >= 0 {
-			name = name[:i]
+		nameLen := slices.Index(rec[nameOffset:reclen], 0)
+		if nameLen < 0 {
+			nameLen = reclen - nameOffset
 		}
-		if len(name) == 0 || string(name) == "." || string(name) == ".." {
+		name := text[off+nameOffset : off+nameOffset+nameLen]
+		typ := rec[18]
+		off += reclen
+		if name == "" || name == "." || name == ".." {
 			continue
 		}
-		d := dirent{name: string(name)}
-		switch rec[18] {
+		d := dirent{name: name}
+		switch typ {
 		case unix.DT_DIR:
 			d.typ = fs.ModeDir
 		case unix.DT_LNK:

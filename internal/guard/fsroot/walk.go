@@ -3,6 +3,7 @@ package fsroot
 import (
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -89,7 +90,9 @@ func (p *Path) entries(d dirHandle, rel string) ([]Entry, error) {
 // subdirectories ahead, in order, holding at most prefetchBudget of them open
 // at once across the walk. The walk reads a subdirectory no one has taken
 // yet itself; one the helper is still reading, it does not wait for, but
-// reads the next untaken one meanwhile, so both cores read.
+// reads the next untaken one meanwhile, so both cores read. When one of the
+// two has to wait for the other, it spins for about 100 microseconds before
+// it sleeps (see spin).
 func (p *Path) Walk(visit func(rel string, e Entry) (descend bool)) error {
 	d, err := openDir(p.root, p.rel)
 	if err != nil {
@@ -126,6 +129,33 @@ type listing struct {
 	held    bool // it was read ahead, with a budget slot
 }
 
+// isReady reports whether l has been loaded.
+func (l *listing) isReady() bool {
+	select {
+	case <-l.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// spin tries done for a short while, yielding between tries, and reports
+// whether it succeeded. The walk's two goroutines wait for each other in
+// spans of tens of microseconds; parking one and waking it again costs more
+// than that on a machine whose idle processors sleep, so each first spins.
+func spin(done func() bool) bool {
+	for range spinTries {
+		if done() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return done()
+}
+
+// spinTries bounds a spin to about 100 microseconds.
+const spinTries = 1000
+
 // take claims l for the caller, which must then load it.
 func (l *listing) take() bool { return l.taken.CompareAndSwap(false, true) }
 
@@ -154,23 +184,42 @@ func (w *walker) readAhead(l *listing, d dirHandle, e Entry, wait <-chan struct{
 	if l.taken.Load() {
 		return true
 	}
-	if wait == nil {
-		select {
-		case w.budget <- struct{}{}:
-		default:
-			return false
-		}
-	} else {
-		select {
-		case w.budget <- struct{}{}:
-		case <-wait:
-			return false
-		}
+	if !w.acquire(wait) {
+		return false
 	}
 	if !l.take() || !w.load(l, d, e, true) {
 		<-w.budget // someone else took it, or it failed
 	}
 	return true
+}
+
+// acquire takes a budget slot: at once or not at all if wait is nil, and
+// otherwise when one is free, unless wait closes first.
+func (w *walker) acquire(wait <-chan struct{}) bool {
+	var got, stopped bool
+	try := func() bool {
+		select {
+		case w.budget <- struct{}{}:
+			got = true
+		case <-wait: // never, if wait is nil
+			stopped = true
+		default:
+		}
+		return got || stopped
+	}
+	if wait == nil {
+		try()
+		return got
+	}
+	if spin(try) {
+		return got
+	}
+	select {
+	case w.budget <- struct{}{}:
+		return true
+	case <-wait:
+		return false
+	}
 }
 
 // release closes a loaded listing and frees its budget slot.
@@ -229,7 +278,9 @@ func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
 				}
 				break
 			}
-			<-l.ready
+			if !spin(l.isReady) {
+				<-l.ready
+			}
 		}
 		if l.open {
 			w.walk(l.h, rel+"/", l.entries, depth+1)
