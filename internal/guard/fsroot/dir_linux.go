@@ -100,13 +100,12 @@ func parseDirents(dirfd int, buf []byte, out []dirent) []dirent {
 			nameLen = reclen - nameOffset
 		}
 		name := text[off+nameOffset : off+nameOffset+nameLen]
-		typ := rec[18]
 		off += reclen
 		if name == "" || name == "." || name == ".." {
 			continue
 		}
 		d := dirent{name: name}
-		switch typ {
+		switch rec[18] {
 		case unix.DT_DIR:
 			d.typ = fs.ModeDir
 		case unix.DT_LNK:

@@ -196,22 +196,23 @@ func (w *walker) readAhead(l *listing, d dirHandle, e Entry, wait <-chan struct{
 // acquire takes a budget slot: at once or not at all if wait is nil, and
 // otherwise when one is free, unless wait closes first.
 func (w *walker) acquire(wait <-chan struct{}) bool {
-	var got, stopped bool
-	try := func() bool {
+	got := false
+	settled := func() bool { // a slot was had, or wait closed
 		select {
 		case w.budget <- struct{}{}:
 			got = true
+			return true
 		case <-wait: // never, if wait is nil
-			stopped = true
+			return true
 		default:
+			return false
 		}
-		return got || stopped
 	}
 	if wait == nil {
-		try()
+		settled()
 		return got
 	}
-	if spin(try) {
+	if spin(settled) {
 		return got
 	}
 	select {
@@ -268,15 +269,10 @@ func (w *walker) walk(d dirHandle, prefix string, entries []Entry, depth int) {
 			w.load(l, d, e, false)
 		} else {
 			// The helper has it: read later ones while it finishes.
-			for ahead = max(ahead, i+1); ahead < len(subdirs); ahead++ {
-				select {
-				case <-l.ready:
-				default:
-					if m := subdirs[ahead]; m == nil || w.readAhead(m, d, entries[ahead], nil) {
-						continue
-					}
+			for ahead = max(ahead, i+1); ahead < len(subdirs) && !l.isReady(); ahead++ {
+				if m := subdirs[ahead]; m != nil && !w.readAhead(m, d, entries[ahead], nil) {
+					break // no budget slot free
 				}
-				break
 			}
 			if !spin(l.isReady) {
 				<-l.ready
