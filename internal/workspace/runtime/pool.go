@@ -69,9 +69,13 @@ type conn struct {
 	run    *Run
 	pooled bool // a pool connection, not a Test's
 
-	listMu sync.Mutex // one listing at a time
-	list   atomic.Pointer[Listing]
-	stale  atomic.Bool // the server said its tools changed
+	// changes counts the server's notifications that its tools changed,
+	// as they are read off the wire (see announcing); list is the last
+	// listing, made after the first `at` of them. A listing is current
+	// while at == changes.
+	changes atomic.Uint64
+	list    atomic.Pointer[listed]
+	relist  chan struct{} // held while listing again: one at a time
 
 	calls    int           // calls using it (srv.mu)
 	retiring bool          // end it once calls is 0 (srv.mu)
@@ -195,7 +199,7 @@ func (s *server) start(a *attempt, spec Spec) {
 	if err == nil {
 		// Before any call is answered on it: a refusal for drift follows
 		// the drift's record and the callers' list_changed.
-		s.rt.observe(spec, *c.list.Load())
+		s.rt.observe(spec, c.list.Load().Listing)
 	}
 	s.mu.Lock()
 	s.starting = nil
@@ -243,20 +247,18 @@ func (r *Runtime) open(ctx, life context.Context, spec Spec, s *server, pooled b
 		s.logs.failed(run, err)
 		return nil, fmt.Errorf("server %q: start: %w", spec.Name, err)
 	}
-	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, run: run, pooled: pooled, ended: make(chan struct{})}
+	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, run: run, pooled: pooled, ended: make(chan struct{}),
+		relist: make(chan struct{}, 1)}
 	if c.proc != nil {
 		s.logs.running(run, c.proc.Stderr, red)
 	}
-	var onChanged func()
-	if pooled {
-		onChanged = func() { c.stale.Store(true) }
-	}
-	cs, err := connect(ctx, newClient(onChanged), l)
+	cs, err := connect(ctx, c.announced, l)
 	if err == nil {
 		c.cs = cs
 		var first Listing
+		at := c.changes.Load()
 		if first, err = list(ctx, cs); err == nil {
-			c.list.Store(&first)
+			c.list.Store(&listed{first, at})
 		}
 	}
 	if err != nil {
@@ -390,24 +392,49 @@ func (s *server) stop(reason string) {
 	}
 }
 
-// listing returns what c listed, listing again first if the server said
-// its tools changed since.
-func (s *server) listing(ctx context.Context, c *conn) (Listing, error) {
-	if c.stale.Load() {
-		c.listMu.Lock()
-		if c.stale.Swap(false) {
-			l, err := list(ctx, c.cs)
-			if err != nil {
-				c.stale.Store(true)
-				c.listMu.Unlock()
-				return Listing{}, fmt.Errorf("server %q: %w", c.spec.Name, c.red.Error(err))
-			}
-			c.list.Store(&l)
-			s.rt.observe(c.spec, l)
+// A listed is a connection's listing and the count of the server's
+// announced changes it was made after.
+type listed struct {
+	Listing
+	at uint64
+}
+
+// announced hears the server say its tools changed: the listing made
+// before is no longer current.
+func (c *conn) announced() { c.changes.Add(1) }
+
+// current reports whether l was made after every change the server
+// announced so far.
+func (c *conn) current(l *listed) bool { return l.at == c.changes.Load() }
+
+// listing returns c's listing, listing again first if the server announced
+// a change since it was made: a listing returned is current when returned.
+// A caller that finds another listing again waits for it, and then checks
+// again: the one listing at a time may have begun before a later change.
+func (s *server) listing(ctx context.Context, c *conn) (*listed, error) {
+	for {
+		if l := c.list.Load(); c.current(l) {
+			return l, nil
 		}
-		c.listMu.Unlock()
+		select {
+		case c.relist <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("server %q: waiting for its tools to be listed again: %w", c.spec.Name, ctx.Err())
+		}
+		if c.current(c.list.Load()) {
+			<-c.relist
+			continue
+		}
+		at := c.changes.Load()
+		l, err := list(ctx, c.cs)
+		if err != nil {
+			<-c.relist
+			return nil, fmt.Errorf("server %q: %w", c.spec.Name, c.red.Error(err))
+		}
+		c.list.Store(&listed{l, at})
+		s.rt.observe(c.spec, l)
+		<-c.relist
 	}
-	return *c.list.Load(), nil
 }
 
 // callFailed says how a call that got no result ended, and why, in an
@@ -512,7 +539,7 @@ func (r *Runtime) Probe(ctx context.Context, s Spec) (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	l := *c.list.Load()
+	l := c.list.Load().Listing
 	srv.mu.Lock()
 	srv.endLocked(c, endTest)
 	srv.mu.Unlock()

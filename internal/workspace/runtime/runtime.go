@@ -22,7 +22,10 @@
 // Every connection lists the server's tools and hashes each ([pin.ToolHash]).
 // A tool may be called only if it is in the approved tool set with the very
 // hash this connection listed, and the owner has not switched it off; the
-// same rule decides which tools are offered. Anything else is refused with
+// same rule decides which tools are offered. The listing decided on is
+// current: made after every change the server announced before the call
+// is sent (see connect), so a call never runs on a listing a change made
+// stale, however calls and listings interleave. Anything else is refused with
 // a [*RefusedError] that says why: a changed or new tool is quarantined
 // until the owner approves the new tool set, an approved tool the server no
 // longer lists is removed. [Compare] reports the drift between the approved
@@ -361,12 +364,20 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 		return nil, nil, Unavailable, err
 	}
 	defer srv.done(c)
-	l, err := srv.listing(ctx, c)
-	if err != nil {
-		return nil, c, Unavailable, err
-	}
-	if refused := gate(s, l, tool); refused != nil {
-		return nil, c, refused.Outcome, refused
+	for {
+		l, err := srv.listing(ctx, c)
+		if err != nil {
+			return nil, c, Unavailable, err
+		}
+		if refused := gate(s, l.Listing, tool); refused != nil {
+			return nil, c, refused.Outcome, refused
+		}
+		// Decided on a listing still current as the call is sent: a
+		// change announced while the gate decided is listed and decided
+		// again.
+		if c.current(l) {
+			break
+		}
 	}
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -402,7 +413,7 @@ func (r *Runtime) Tools(ctx context.Context, s Spec) ([]Tool, error) {
 	}
 	var out []Tool
 	for _, t := range l.Tools {
-		if gate(s, l, t.Name) == nil {
+		if gate(s, l.Listing, t.Name) == nil {
 			out = append(out, t)
 		}
 	}

@@ -89,19 +89,23 @@ func (f *fixture) eventLines() []string {
 	return strings.Fields(strings.ReplaceAll(string(data), " ", "_"))
 }
 
-// waitEvent waits for an event line with prefix, and returns how many
-// there are.
+// countEvents returns how many event lines begin with prefix.
+func (f *fixture) countEvents(prefix string) int {
+	count := 0
+	for _, l := range f.eventLines() {
+		if strings.HasPrefix(l, prefix) {
+			count++
+		}
+	}
+	return count
+}
+
+// waitEvent waits for n event lines with prefix.
 func (f *fixture) waitEvent(prefix string, n int) {
 	f.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		count := 0
-		for _, l := range f.eventLines() {
-			if strings.HasPrefix(l, prefix) {
-				count++
-			}
-		}
-		if count >= n {
+		if f.countEvents(prefix) >= n {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/buildinfo"
@@ -234,23 +235,58 @@ const (
 	stderrKept = 256 << 10
 )
 
-// newClient is the one MCP client the workspace uses; onToolsChanged is
-// told when the server says its tools changed.
-func newClient(onToolsChanged func()) *mcp.Client {
+// connect initializes an MCP session over l, with the one MCP client the
+// workspace uses; changed is told when the server says its tools changed.
+//
+// Over stdio, where messages arrive in the order the server wrote them,
+// changed is told as the notification is read off the wire, before any
+// message after it is handled: a call answered after the server announced
+// a change is never decided on the listing before it. (The SDK hands
+// notifications to a handler of their own, which may run after a later
+// response is delivered.) Over http, where a notification and a response
+// may come on different streams in any order, the SDK's handler tells it.
+func connect(ctx context.Context, changed func(), l link) (*mcp.ClientSession, error) {
 	var opts *mcp.ClientOptions
-	if onToolsChanged != nil {
-		opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onToolsChanged() }}
+	transport := l.transport
+	if l.proc != nil {
+		transport = announcing{transport, changed}
+	} else {
+		opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed() }}
 	}
-	return mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, opts)
-}
-
-// connect initializes an MCP session over l.
-func connect(ctx context.Context, client *mcp.Client, l link) (*mcp.ClientSession, error) {
-	cs, err := client.Connect(ctx, l.transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	client := mcp.NewClient(&mcp.Implementation{Name: "zero-workspace", Version: buildinfo.Version()}, opts)
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return cs, nil
+}
+
+// announcing is a transport whose connection calls changed when it reads
+// the server's notifications/tools/list_changed, before it returns it.
+type announcing struct {
+	mcp.Transport
+	changed func()
+}
+
+func (t announcing) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return announcingConn{c, t.changed}, nil
+}
+
+type announcingConn struct {
+	mcp.Connection
+	changed func()
+}
+
+func (c announcingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && r.Method == "notifications/tools/list_changed" {
+		c.changed()
+	}
+	return m, err
 }
 
 // list lists a session's tools, hashing each as the drift gate compares

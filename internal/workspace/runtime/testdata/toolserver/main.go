@@ -10,6 +10,13 @@
 //   - --env adds a tool env {name}, which says whether that environment
 //     variable is set and how many bytes its value has, never the value:
 //     a secrets test checks that the server got a secret it must not see.
+//   - --mutable adds a tool described, which returns its own description
+//     as listed now ("v0" at start), and a tool mutate {description,
+//     list_delay_ms}, which gives described that description, has every
+//     later tools/list wait list_delay_ms first, and answers only once its
+//     notifications/tools/list_changed is written: a drift the client is
+//     told of before the answer. Each tools/list appends "list PID" to the
+//     events file when it arrives.
 //
 // Its other tools: slow {ms} waits ms milliseconds or until the call is
 // cancelled; crash writes to stderr and exits 2 in the middle of the call;
@@ -28,8 +35,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,6 +70,7 @@ func main() {
 	toolsFile := flag.String("tools", "", "a JSON file of echo tools")
 	eventsFile := flag.String("events", "", "a file to append events to")
 	envTool := flag.Bool("env", false, "add the tool env")
+	mutable := flag.Bool("mutable", false, "add the tools described and mutate")
 	flag.Parse()
 	if *eventsFile != "" {
 		f, err := os.OpenFile(*eventsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -143,7 +153,89 @@ func main() {
 			return text(fmt.Sprintf("%s: set %t, %d bytes", args.Name, ok, len(v))), nil
 		})
 	}
-	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	var transport mcp.Transport = &mcp.StdioTransport{}
+	if *mutable {
+		transport = addMutable(srv, transport)
+	}
+	if err := srv.Run(context.Background(), transport); err != nil {
 		os.Exit(1)
 	}
+}
+
+// addMutable adds the tools described and mutate (see the command's doc) to
+// srv, and returns transport wrapped to tell mutate when a list_changed
+// notification is written.
+func addMutable(srv *mcp.Server, transport mcp.Transport) mcp.Transport {
+	var delay atomic.Int64 // of each tools/list, in milliseconds
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				event("list %d", os.Getpid())
+				time.Sleep(time.Duration(delay.Load()) * time.Millisecond)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	object := json.RawMessage(`{"type":"object"}`)
+	describe := func(d string) {
+		srv.AddTool(&mcp.Tool{Name: "described", Description: d, InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(d), nil
+		})
+	}
+	describe("v0")
+	written := make(chan struct{}, 1)
+	var mu sync.Mutex // one mutate at a time
+	srv.AddTool(&mcp.Tool{Name: "mutate", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct {
+			Description string `json:"description"`
+			ListDelayMS int64  `json:"list_delay_ms"`
+		}
+		json.Unmarshal(req.Params.Arguments, &args)
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-written:
+		default:
+		}
+		delay.Store(args.ListDelayMS)
+		describe(args.Description)
+		select {
+		case <-written:
+			return text("mutated"), nil
+		case <-time.After(10 * time.Second):
+			return nil, fmt.Errorf("no list_changed written")
+		}
+	})
+	return notifying{transport, written}
+}
+
+// notifying is a transport that signals written when a
+// notifications/tools/list_changed is written.
+type notifying struct {
+	mcp.Transport
+	written chan struct{}
+}
+
+func (t notifying) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return notifyingConn{c, t.written}, nil
+}
+
+type notifyingConn struct {
+	mcp.Connection
+	written chan struct{}
+}
+
+func (c notifyingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "notifications/tools/list_changed" {
+		select {
+		case c.written <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
