@@ -62,15 +62,16 @@ func FuzzCanonical(f *testing.F) {
 // FuzzToolHash checks that ToolHash never panics, is deterministic, and
 // agrees with itself on a schema's canonical form; that a valid schema in
 // canonical form is a fixed point; and that name and description never
-// run into each other.
+// run into each other, nor do title and description.
 func FuzzToolHash(f *testing.F) {
-	f.Add("read_file", "Read.", []byte(readFileSchema), []byte(readFileAnn))
-	f.Add("", "", []byte(`{"a":1,"a":2}`), []byte(nil))
-	f.Add("x", "y", []byte(`[1.0, "\u00e9", {"b":null,"a":[true,false]}]`), []byte(`null`))
-	f.Add("x", "y", []byte("\"\\ud800\x7f\""), []byte(` {} `))
-	f.Fuzz(func(t *testing.T, name, desc string, schema, ann []byte) {
-		h1, err1 := ToolHash(name, desc, schema, ann)
-		h2, err2 := ToolHash(name, desc, schema, ann)
+	f.Add("read_file", "Read", "Read.", []byte(readFileSchema), []byte(readFileAnn))
+	f.Add("", "", "", []byte(`{"a":1,"a":2}`), []byte(nil))
+	f.Add("x", "t", "y", []byte(`[1.0, "\u00e9", {"b":null,"a":[true,false]}]`), []byte(`null`))
+	f.Add("x", "", "y", []byte("\"\\ud800\x7f\""), []byte(` {} `))
+	f.Fuzz(func(t *testing.T, name, title, desc string, schema, ann []byte) {
+		tl := Tool{Name: name, Title: title, Description: desc, InputSchema: schema, OutputSchema: ann, Annotations: ann}
+		h1, err1 := ToolHash(tl)
+		h2, err2 := ToolHash(tl)
 		if h1 != h2 || (err1 == nil) != (err2 == nil) {
 			t.Fatal("ToolHash is not deterministic")
 		}
@@ -92,12 +93,14 @@ func FuzzToolHash(f *testing.F) {
 		if err != nil || string(again) != string(cs) {
 			t.Fatalf("canonical form %q is not a fixed point: %q %v", cs, again, err)
 		}
-		if h3, err := ToolHash(name, desc, cs, ca); err != nil || h3 != h1 {
+		if h3, err := ToolHash(Tool{Name: name, Title: title, Description: desc, InputSchema: cs, OutputSchema: ca, Annotations: ca}); err != nil || h3 != h1 {
 			t.Fatalf("canonical form hashes differently: %v", err)
 		}
 		if len(desc) > 0 {
-			if h4, err := ToolHash(name+desc[:1], desc[1:], schema, ann); err != nil || h4 == h1 {
-				t.Fatalf("moving a byte from description to name keeps the hash: %v", err)
+			moved := tl
+			moved.Title, moved.Description = title+desc[:1], desc[1:]
+			if h4, err := ToolHash(moved); err != nil || h4 == h1 {
+				t.Fatalf("moving a byte from description to title keeps the hash: %v", err)
 			}
 		}
 	})

@@ -232,7 +232,9 @@ func TestServerGolden(t *testing.T) {
 	}
 }
 
-var toolGoldens = []struct {
+// toolGoldensV1 are the first tool encoding's vectors: ToolHashV1 still
+// recognises what was approved under it.
+var toolGoldensV1 = []struct {
 	name                    string
 	tool, description       string
 	inputSchema, annotation string
@@ -285,21 +287,100 @@ var toolGoldens = []struct {
 	},
 }
 
-func TestToolGolden(t *testing.T) {
-	for _, g := range toolGoldens {
+func TestToolGoldenV1(t *testing.T) {
+	for _, g := range toolGoldensV1 {
 		t.Run(g.name, func(t *testing.T) {
 			var ann json.RawMessage
 			if g.annotation != "" {
 				ann = json.RawMessage(g.annotation)
 			}
-			enc, err := toolEncoding(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
+			enc, err := toolEncodingV1(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(g.encoding, string(enc)); diff != "" {
 				t.Errorf("encoding (-want +got):\n%s", diff)
 			}
-			got, err := ToolHash(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
+			got, err := ToolHashV1(g.tool, g.description, json.RawMessage(g.inputSchema), ann)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != g.hash {
+				t.Errorf("ToolHashV1 = %s, want %s", got, g.hash)
+			}
+			sum := sha256.Sum256([]byte(g.encoding))
+			if want := "sha256:" + hex.EncodeToString(sum[:]); g.hash != want {
+				t.Errorf("golden hash %s is not the hash of the golden bytes (%s)", g.hash, want)
+			}
+		})
+	}
+}
+
+// toolGoldens are the second tool encoding's vectors, which cover the
+// title and the output schema too.
+var toolGoldens = []struct {
+	name     string
+	tool     Tool
+	encoding string
+	hash     string
+}{
+	{
+		name: "read_file",
+		tool: Tool{Name: "read_file", Title: "Read file", Description: "Read a file.",
+			InputSchema: json.RawMessage(`{
+				"type": "object",
+				"properties": {"path": {"type": "string", "description": "Path to read"}},
+				"required": ["path"]
+			}`),
+			OutputSchema: json.RawMessage(`{"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}`),
+			Annotations:  json.RawMessage(`{"readOnlyHint": true, "title": "Read file"}`)},
+		encoding: "zero-mcp-tool-v2\n" +
+			"name 9:read_file\n" +
+			"title 9:Read file\n" +
+			"description 12:Read a file.\n" +
+			`inputSchema 106:{"properties":{"path":{"description":"Path to read","type":"string"}},"required":["path"],"type":"object"}` + "\n" +
+			`outputSchema 83:{"properties":{"content":{"type":"string"}},"required":["content"],"type":"object"}` + "\n" +
+			`annotations 41:{"readOnlyHint":true,"title":"Read file"}` + "\n",
+		hash: "sha256:38060fc16ddeac1d10f2d1c8023e7af6351ec7275cef3c1cad6ea7ecf4b7c77f",
+	},
+	{
+		name: "no title, output schema or annotations",
+		tool: Tool{Name: "ping", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		encoding: "zero-mcp-tool-v2\n" +
+			"name 4:ping\n" +
+			"title 0:\n" +
+			"description 0:\n" +
+			`inputSchema 17:{"type":"object"}` + "\n" +
+			"outputSchema 4:null\n" +
+			"annotations 4:null\n",
+		hash: "sha256:cdca3ca8f752d5e8f43b115e858ce8dd9c2f9b2865a005af6381629d316d252a",
+	},
+	{
+		name: "a title with escapes, numbers as written",
+		tool: Tool{Name: "search", Title: "Sök ☃\t<b>", Description: "Find things.", InputSchema: json.RawMessage(`{"type":"object"}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","maximum":1.0e3}}}`), Annotations: json.RawMessage("null")},
+		encoding: "zero-mcp-tool-v2\n" +
+			"name 6:search\n" +
+			"title 12:Sök ☃\t<b>\n" +
+			"description 12:Find things.\n" +
+			`inputSchema 17:{"type":"object"}` + "\n" +
+			`outputSchema 71:{"properties":{"n":{"maximum":1.0e3,"type":"integer"}},"type":"object"}` + "\n" +
+			"annotations 4:null\n",
+		hash: "sha256:df54064cd97499a2e022b1004c024892cd2a9237be26cf9dad6500e81cdacbee",
+	},
+}
+
+func TestToolGolden(t *testing.T) {
+	for _, g := range toolGoldens {
+		t.Run(g.name, func(t *testing.T) {
+			enc, err := toolEncoding(g.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(g.encoding, string(enc)); diff != "" {
+				t.Errorf("encoding (-want +got):\n%s", diff)
+			}
+			got, err := ToolHash(g.tool)
 			if err != nil {
 				t.Fatal(err)
 			}

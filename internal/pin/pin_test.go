@@ -155,15 +155,20 @@ var (
 	readFileAnn    = `{"readOnlyHint":true,"destructiveHint":false}`
 )
 
-func mustToolHash(t *testing.T, name, desc, schema, ann string) string {
-	t.Helper()
-	var a json.RawMessage
+// tool is a Tool of those fields; an empty ann means none.
+func tool(name, desc, schema, ann string) Tool {
+	t := Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)}
 	if ann != "" {
-		a = json.RawMessage(ann)
+		t.Annotations = json.RawMessage(ann)
 	}
-	h, err := ToolHash(name, desc, json.RawMessage(schema), a)
+	return t
+}
+
+func mustToolHash(t *testing.T, tl Tool) string {
+	t.Helper()
+	h, err := ToolHash(tl)
 	if err != nil {
-		t.Fatalf("ToolHash(%q): %v", schema, err)
+		t.Fatalf("ToolHash(%+v): %v", tl, err)
 	}
 	return h
 }
@@ -171,47 +176,82 @@ func mustToolHash(t *testing.T, name, desc, schema, ann string) string {
 // TestToolHashIgnoresLayout: key order and whitespace do not change a tool's
 // hash, nor do string escapes that decode to the same text.
 func TestToolHashIgnoresLayout(t *testing.T) {
-	want := mustToolHash(t, "read_file", "Read a file", readFileSchema, readFileAnn)
+	want := mustToolHash(t, tool("read_file", "Read a file", readFileSchema, readFileAnn))
 	for _, s := range []struct{ schema, ann string }{
 		{`{"required":["path"],"properties":{"limit":{"minimum":1,"type":"integer"},"path":{"type":"string"}},"type":"object"}`, readFileAnn},
 		{"{\n  \"type\" : \"object\",\n\t\"properties\": {\"path\": {\"type\": \"string\"}, \"limit\": {\"type\": \"integer\", \"minimum\": 1}},\r\n \"required\": [ \"path\" ]\n}\n", readFileAnn},
 		{`{"type":"ob\u006aect","properties":{"path":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["path"]}`, readFileAnn},
 		{readFileSchema, ` { "destructiveHint" : false , "readOnlyHint" : true } `},
 	} {
-		if got := mustToolHash(t, "read_file", "Read a file", s.schema, s.ann); got != want {
+		if got := mustToolHash(t, tool("read_file", "Read a file", s.schema, s.ann)); got != want {
 			t.Errorf("hash of %q changed", s.schema)
 		}
 	}
-	if mustToolHash(t, "t", "", "{}", "") != mustToolHash(t, "t", "", "{}", "null") {
+	if mustToolHash(t, tool("t", "", "{}", "")) != mustToolHash(t, tool("t", "", "{}", "null")) {
 		t.Error("no annotations and null annotations differ")
+	}
+	out := tool("t", "", "{}", "")
+	out.OutputSchema = json.RawMessage("null")
+	if mustToolHash(t, tool("t", "", "{}", "")) != mustToolHash(t, out) {
+		t.Error("no output schema and a null one differ")
 	}
 }
 
-// TestToolHashChangesWithContent: anything a model reads changes the hash.
+// TestToolHashChangesWithContent: anything a model or a client reads
+// changes the hash.
 func TestToolHashChangesWithContent(t *testing.T) {
 	seen := map[string]string{}
-	add := func(label, name, desc, schema, ann string) {
-		h := mustToolHash(t, name, desc, schema, ann)
+	add := func(label string, tl Tool) {
+		h := mustToolHash(t, tl)
 		if other, ok := seen[h]; ok {
 			t.Errorf("%s and %s hash alike", label, other)
 		}
 		seen[h] = label
 	}
-	add("base", "read_file", "Read a file", readFileSchema, readFileAnn)
-	add("name", "read_files", "Read a file", readFileSchema, readFileAnn)
-	add("description", "read_file", "Read a file.", readFileSchema, readFileAnn)
-	add("description whitespace", "read_file", "Read a file ", readFileSchema, readFileAnn)
-	add("name/description boundary", "read_fileR", "ead a file", readFileSchema, readFileAnn)
-	add("schema value", "read_file", "Read a file", strings.Replace(readFileSchema, `"minimum":1`, `"minimum":2`, 1), readFileAnn)
-	add("number as written", "read_file", "Read a file", strings.Replace(readFileSchema, `"minimum":1`, `"minimum":1.0`, 1), readFileAnn)
-	add("required dropped", "read_file", "Read a file", strings.Replace(readFileSchema, `"path"]`, `]`, 1), readFileAnn)
-	add("array order", "read_file", "Read a file", `{"type":"object","required":["a","b"]}`, readFileAnn)
-	add("array order 2", "read_file", "Read a file", `{"type":"object","required":["b","a"]}`, readFileAnn)
-	add("string in schema", "read_file", "Read a file", strings.Replace(readFileSchema, `"string"`, `"String"`, 1), readFileAnn)
-	add("annotation", "read_file", "Read a file", readFileSchema, `{"readOnlyHint":false,"destructiveHint":false}`)
-	add("no annotations", "read_file", "Read a file", readFileSchema, "")
-	add("empty annotations", "read_file", "Read a file", readFileSchema, "{}")
-	add("schema moved to annotations", "read_file", "Read a file", "null", readFileSchema)
+	with := func(tl Tool, change func(*Tool)) Tool {
+		change(&tl)
+		return tl
+	}
+	base := tool("read_file", "Read a file", readFileSchema, readFileAnn)
+	add("base", base)
+	add("name", tool("read_files", "Read a file", readFileSchema, readFileAnn))
+	add("description", tool("read_file", "Read a file.", readFileSchema, readFileAnn))
+	add("description whitespace", tool("read_file", "Read a file ", readFileSchema, readFileAnn))
+	add("name/description boundary", tool("read_fileR", "ead a file", readFileSchema, readFileAnn))
+	add("schema value", tool("read_file", "Read a file", strings.Replace(readFileSchema, `"minimum":1`, `"minimum":2`, 1), readFileAnn))
+	add("number as written", tool("read_file", "Read a file", strings.Replace(readFileSchema, `"minimum":1`, `"minimum":1.0`, 1), readFileAnn))
+	add("required dropped", tool("read_file", "Read a file", strings.Replace(readFileSchema, `"path"]`, `]`, 1), readFileAnn))
+	add("array order", tool("read_file", "Read a file", `{"type":"object","required":["a","b"]}`, readFileAnn))
+	add("array order 2", tool("read_file", "Read a file", `{"type":"object","required":["b","a"]}`, readFileAnn))
+	add("string in schema", tool("read_file", "Read a file", strings.Replace(readFileSchema, `"string"`, `"String"`, 1), readFileAnn))
+	add("annotation", tool("read_file", "Read a file", readFileSchema, `{"readOnlyHint":false,"destructiveHint":false}`))
+	add("no annotations", tool("read_file", "Read a file", readFileSchema, ""))
+	add("empty annotations", tool("read_file", "Read a file", readFileSchema, "{}"))
+	add("schema moved to annotations", tool("read_file", "Read a file", "null", readFileSchema))
+	add("title", with(base, func(t *Tool) { t.Title = "Read" }))
+	add("title/description boundary", with(base, func(t *Tool) { t.Title, t.Description = "R", "ead a file" }))
+	add("output schema", with(base, func(t *Tool) { t.OutputSchema = json.RawMessage(`{"type":"object"}`) }))
+	add("empty output schema", with(base, func(t *Tool) { t.OutputSchema = json.RawMessage(`{}`) }))
+	add("input schema as output schema", with(base, func(t *Tool) { t.InputSchema, t.OutputSchema = nil, json.RawMessage(readFileSchema) }))
+}
+
+// TestToolHashVersions: the two encodings never hash alike, and the first
+// is blind to the title and the output schema, which is why the second
+// exists.
+func TestToolHashVersions(t *testing.T) {
+	base := tool("read_file", "Read a file", readFileSchema, readFileAnn)
+	v1, err := ToolHashV1(base.Name, base.Description, base.InputSchema, base.Annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 == mustToolHash(t, base) {
+		t.Error("ToolHash and ToolHashV1 agree")
+	}
+	titled := base
+	titled.Title, titled.OutputSchema = "Read", json.RawMessage(`{"type":"object"}`)
+	if again, _ := ToolHashV1(titled.Name, titled.Description, titled.InputSchema, titled.Annotations); again != v1 {
+		t.Error("ToolHashV1 saw the title or the output schema")
+	}
 }
 
 func TestToolHashRefusesBadJSON(t *testing.T) {
@@ -219,11 +259,17 @@ func TestToolHashRefusesBadJSON(t *testing.T) {
 		`{`, `{"a":1,}`, `[1,]`, `{"a":1} {}`, `{"a":1}x`, `nul`, ` `, `{"a":1,"a":2}`,
 		`{"x":{"a":1,"a":1}}`, "\"\xff\"", `{'a':1}`, `01`, `NaN`,
 	} {
-		if _, err := ToolHash("t", "", json.RawMessage(s), nil); !errors.Is(err, ErrInvalidJSON) {
-			t.Errorf("schema %q: err = %v, want ErrInvalidJSON", s, err)
+		for field, tl := range map[string]Tool{
+			"input schema":  {Name: "t", InputSchema: json.RawMessage(s)},
+			"output schema": {Name: "t", InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(s)},
+			"annotations":   {Name: "t", InputSchema: json.RawMessage(`{}`), Annotations: json.RawMessage(s)},
+		} {
+			if _, err := ToolHash(tl); !errors.Is(err, ErrInvalidJSON) {
+				t.Errorf("%s %q: err = %v, want ErrInvalidJSON", field, s, err)
+			}
 		}
-		if _, err := ToolHash("t", "", json.RawMessage(`{}`), json.RawMessage(s)); !errors.Is(err, ErrInvalidJSON) {
-			t.Errorf("annotations %q: err = %v, want ErrInvalidJSON", s, err)
+		if _, err := ToolHashV1("t", "", json.RawMessage(s), nil); !errors.Is(err, ErrInvalidJSON) {
+			t.Errorf("v1 schema %q: err = %v, want ErrInvalidJSON", s, err)
 		}
 	}
 }

@@ -11,20 +11,31 @@ import (
 	"unicode/utf8"
 )
 
-// toolVersion is the first line of the encoding [ToolHash] hashes.
-const toolVersion = "zero-mcp-tool-v1\n"
+// Version lines of the tool encodings.
+const (
+	toolVersion   = "zero-mcp-tool-v2\n"
+	toolVersionV1 = "zero-mcp-tool-v1\n"
+)
 
 // ErrInvalidJSON reports a schema [ToolHash] cannot put in canonical form.
 var ErrInvalidJSON = errors.New("invalid JSON")
 
-// ToolHash hashes what a model reads of one MCP tool: its name, description,
-// input schema and annotations. It returns "sha256:" and the lowercase hex
-// SHA-256 of this frozen encoding:
+// A Tool is what a model and a client read of one MCP tool.
+type Tool struct {
+	Name, Title, Description               string
+	InputSchema, OutputSchema, Annotations json.RawMessage
+}
+
+// ToolHash hashes what a model and a client read of one MCP tool: its name,
+// title, description, input and output schemas, and annotations. It returns
+// "sha256:" and the lowercase hex SHA-256 of this frozen encoding:
 //
-//	zero-mcp-tool-v1
+//	zero-mcp-tool-v2
 //	name <len>:<name>
+//	title <len>:<title>
 //	description <len>:<description>
 //	inputSchema <len>:<canonical JSON>
+//	outputSchema <len>:<canonical JSON>
 //	annotations <len>:<canonical JSON>
 //
 // with every line ending in "\n" and <len> a decimal count of bytes. In
@@ -36,12 +47,26 @@ var ErrInvalidJSON = errors.New("invalid JSON")
 // the input are decoded first, so "\u0041" and "A" read, and hash, alike.
 //
 // An empty schema (nil or zero bytes) is hashed as null, which is how a tool
-// without annotations reads. A schema that is not valid JSON, holds invalid
-// UTF-8, has trailing data, or repeats a key within one object (clients
-// disagree about which one wins) is refused with an error wrapping
-// [ErrInvalidJSON].
-func ToolHash(name, description string, inputSchema, annotations json.RawMessage) (string, error) {
-	b, err := toolEncoding(name, description, inputSchema, annotations)
+// without annotations or output schema reads. A schema that is not valid
+// JSON, holds invalid UTF-8, has trailing data, or repeats a key within one
+// object (clients disagree about which one wins) is refused with an error
+// wrapping [ErrInvalidJSON].
+//
+// It is the second encoding: [ToolHashV1], which approvals made before it
+// hold, covers neither the title nor the output schema.
+func ToolHash(t Tool) (string, error) {
+	b, err := toolEncoding(t)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(b), nil
+}
+
+// ToolHashV1 is the first encoding's hash: [ToolHash] without the title
+// and the output schema, under the version line zero-mcp-tool-v1. It is
+// frozen, so that a tool approved under it is recognised as such.
+func ToolHashV1(name, description string, inputSchema, annotations json.RawMessage) (string, error) {
+	b, err := toolEncodingV1(name, description, inputSchema, annotations)
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +74,32 @@ func ToolHash(name, description string, inputSchema, annotations json.RawMessage
 }
 
 // toolEncoding returns the bytes [ToolHash] hashes.
-func toolEncoding(name, description string, inputSchema, annotations json.RawMessage) ([]byte, error) {
+func toolEncoding(t Tool) ([]byte, error) {
+	input, err := canonicalJSON(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q input schema: %w", t.Name, err)
+	}
+	output, err := canonicalJSON(t.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q output schema: %w", t.Name, err)
+	}
+	ann, err := canonicalJSON(t.Annotations)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q annotations: %w", t.Name, err)
+	}
+	b := make([]byte, 0, len(toolVersion)+len(t.Name)+len(t.Title)+len(t.Description)+len(input)+len(output)+len(ann)+96)
+	b = append(b, toolVersion...)
+	b = appendField(b, "name", t.Name)
+	b = appendField(b, "title", t.Title)
+	b = appendField(b, "description", t.Description)
+	b = appendField(b, "inputSchema", string(input))
+	b = appendField(b, "outputSchema", string(output))
+	b = appendField(b, "annotations", string(ann))
+	return b, nil
+}
+
+// toolEncodingV1 returns the bytes [ToolHashV1] hashes.
+func toolEncodingV1(name, description string, inputSchema, annotations json.RawMessage) ([]byte, error) {
 	schema, err := canonicalJSON(inputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q input schema: %w", name, err)
@@ -58,8 +108,8 @@ func toolEncoding(name, description string, inputSchema, annotations json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("tool %q annotations: %w", name, err)
 	}
-	b := make([]byte, 0, len(toolVersion)+len(name)+len(description)+len(schema)+len(ann)+64)
-	b = append(b, toolVersion...)
+	b := make([]byte, 0, len(toolVersionV1)+len(name)+len(description)+len(schema)+len(ann)+64)
+	b = append(b, toolVersionV1...)
 	b = appendField(b, "name", name)
 	b = appendField(b, "description", description)
 	b = appendField(b, "inputSchema", string(schema))

@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
+	"github.com/zero-dev/zero/internal/pin"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 	"github.com/zero-dev/zero/internal/workspace/servers"
@@ -358,5 +361,76 @@ func TestDriftThroughPages(t *testing.T) {
 	s := ts.serverAfter(b, "GET", "/api/servers/"+id, nil)
 	if s.Drift != nil || !cmp.Equal(s.DisabledTools, []string{"echo"}) || !s.DebugLog {
 		t.Errorf("after the forms: drift %+v, off %v, debug %v", s.Drift, s.DisabledTools, s.DebugLog)
+	}
+}
+
+// TestToolHashUpgradeShownAsDrift: a tool set approved under the first
+// tool hash, which covered neither a tool's title nor its output schema,
+// is drift under the second: every tool is quarantined, saying why, and
+// the server's drift shows the hash each was approved under; the endpoint
+// offers none of them. Once the owner approves the set again, the endpoint
+// offers each tool with its title and output schema, which the hash now
+// pins, and a call answers with its structured content.
+func TestToolHashUpgradeShownAsDrift(t *testing.T) {
+	ts := start(t, Options{})
+	b := ts.browser
+	id, _ := ts.driftServer(`{"echo": {"description": "Echoes.", "title": "Echo", "output_schema": {"type": "object", "properties": {"x": {"type": "number"}}}}}`)
+	b.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
+	n := must(json.Number(id).Int64())
+
+	// The database as a workspace before the second hash left it.
+	var stored string
+	if err := ts.w.db.QueryRow(`SELECT tools FROM tool_sets WHERE server_id = ?`, n).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	var set []runtime.Tool
+	if err := json.Unmarshal([]byte(stored), &set); err != nil {
+		t.Fatal(err)
+	}
+	for i := range set {
+		set[i].Hash, set[i].HashV1 = set[i].HashV1, ""
+	}
+	data, _ := json.Marshal(set)
+	if _, err := ts.w.db.Exec(`UPDATE tool_sets SET tools = ?, hash = ? WHERE server_id = ?`, string(data), pin.ToolSetHash(runtime.SetOf(set)), n); err != nil {
+		t.Fatal(err)
+	}
+	ts.w.runtime.Stop(n)
+
+	if why := quarantined(t, ts.call(id, "echo")); !strings.Contains(why, "first tool hash") {
+		t.Errorf("the refusal of a tool approved under the first hash says %q", why)
+	}
+	s := ts.serverAfter(b, "POST", "/api/servers/"+id+"/test", nil)
+	if s.Drift == nil || len(s.Drift.Changed) != len(set) || len(s.Drift.Added)+len(s.Drift.Removed) != 0 || len(s.Quarantined) != len(set) {
+		t.Fatalf("the drift after the upgrade: %+v, quarantined %v", s.Drift, s.Quarantined)
+	}
+	for _, d := range s.Drift.Diffs {
+		if len(d.Fields) != 1 || d.Fields[0].Field != "hash" || !strings.Contains(d.Fields[0].Approved, "zero-mcp-tool-v1") ||
+			!strings.Contains(d.Fields[0].Listed, "title") {
+			t.Errorf("the diff of %s: %+v", d.Name, d.Fields)
+		}
+	}
+	cs, changed := ts.mcpClient(ts.bearer().token)
+	if names := mcptest.ToolNames(t, cs); len(names) != 0 {
+		t.Errorf("tools approved under the first hash are offered: %v", names)
+	}
+	drain(changed)
+
+	b.must("POST", "/api/servers/"+id+"/tools/approve", map[string]string{"tool_set_hash": s.ListedToolSetHash}, 200, nil)
+	waitChanged(t, changed)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "drifter__echo" })
+	if i < 0 {
+		t.Fatalf("after the approval: %v", mcptest.ToolNames(t, cs))
+	}
+	schema, _ := json.Marshal(res.Tools[i].OutputSchema)
+	if res.Tools[i].Title != "Echo" || !strings.Contains(string(schema), `"x":{"type":"number"}`) {
+		t.Errorf("echo is offered without its title or output schema: title %q, output schema %s", res.Tools[i].Title, schema)
+	}
+	out, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "drifter__echo", Arguments: map[string]any{"x": 1}})
+	if err != nil || out.IsError || out.StructuredContent == nil {
+		t.Errorf("a call: %+v %v", out, err)
 	}
 }

@@ -464,17 +464,23 @@ func (ts *tokenServer) list(ctx context.Context, id int64, name string) []listed
 }
 
 // offered is t as the endpoint offers it, but for its name: the fields the
-// drift gate pins, and its server's and its own name in _meta.
+// drift gate pins (pin.ToolHash: name, title, description, input and output
+// schemas, annotations), and its server's and its own name in _meta. An
+// input schema that is not of "type": "object" leaves the tool out, as the
+// SDK and clients refuse it; so does such an output schema, which clients
+// refuse too (the TypeScript SDK fails the whole list).
 func offered(t runtime.Tool, server string) (mcp.Tool, error) {
-	var schema map[string]any
-	if err := json.Unmarshal(t.InputSchema, &schema); err != nil || schema["type"] != "object" {
+	if !objectSchema(t.InputSchema) {
 		return mcp.Tool{}, errors.New(`its input schema is not a JSON schema of "type": "object"`)
 	}
-	// Only what the tool's hash pins is offered (pin.ToolHash: name,
-	// description, input schema, annotations): a title or output schema
-	// could change without the drift gate seeing it.
-	mt := mcp.Tool{Description: t.Description, InputSchema: t.InputSchema,
+	mt := mcp.Tool{Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
 		Meta: mcp.Meta{MetaServer: server, MetaTool: t.Name}}
+	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+		if !objectSchema(t.OutputSchema) {
+			return mcp.Tool{}, errors.New(`its output schema is not a JSON schema of "type": "object"`)
+		}
+		mt.OutputSchema = t.OutputSchema
+	}
 	if len(t.Annotations) > 0 && string(t.Annotations) != "null" {
 		var a mcp.ToolAnnotations
 		if err := json.Unmarshal(t.Annotations, &a); err != nil {
@@ -483,6 +489,12 @@ func offered(t runtime.Tool, server string) (mcp.Tool, error) {
 		mt.Annotations = &a
 	}
 	return mt, nil
+}
+
+// objectSchema reports whether raw is a JSON schema of "type": "object".
+func objectSchema(raw json.RawMessage) bool {
+	var schema map[string]any
+	return json.Unmarshal(raw, &schema) == nil && schema["type"] == "object"
 }
 
 // offer names the listed tools and changes the SDK's registry to them.

@@ -32,9 +32,11 @@ type ToolDiff struct {
 }
 
 // A FieldDiff is one field of a tool as approved and as listed now: text,
-// or canonical JSON for a schema or the annotations.
+// or canonical JSON for a schema or the annotations. The field "hash" says
+// that the tool was approved under the first tool hash, which did not
+// cover its title and output schema, and is otherwise as approved.
 type FieldDiff struct {
-	Field    string `json:"field"` // description, title, input_schema, output_schema, annotations
+	Field    string `json:"field"` // description, title, input_schema, output_schema, annotations, hash
 	Approved string `json:"approved"`
 	Listed   string `json:"listed"`
 }
@@ -94,6 +96,12 @@ func Compare(approved, listed []Tool) Drift {
 	return d
 }
 
+// What each tool hash covers, as a review shows it.
+const (
+	hashV1Fields = "first tool hash (zero-mcp-tool-v1): name, description, input schema, annotations"
+	hashFields   = "tool hash v2 (zero-mcp-tool-v2): name, title, description, input and output schemas, annotations"
+)
+
 // diff lists what differs between an approved tool and the same tool
 // listed now.
 func diff(a, b Tool) ToolDiff {
@@ -108,6 +116,9 @@ func diff(a, b Tool) ToolDiff {
 	add("input_schema", compactJSON(a.InputSchema), compactJSON(b.InputSchema))
 	add("output_schema", compactJSON(a.OutputSchema), compactJSON(b.OutputSchema))
 	add("annotations", compactJSON(a.Annotations), compactJSON(b.Annotations))
+	if a.Hash == b.HashV1 {
+		add("hash", hashV1Fields, hashFields)
+	}
 	d.Escalations = Escalations(a.Annotations, b.Annotations)
 	return d
 }

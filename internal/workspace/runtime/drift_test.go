@@ -220,3 +220,43 @@ func TestEscalations(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleAndOutputSchemaArePinned: a tool whose title or output schema
+// alone changed is quarantined, as one whose description changed is; a
+// Spec approved under the first tool hash has its tools refused saying so.
+func TestTitleAndOutputSchemaArePinned(t *testing.T) {
+	f := newFixture(t, Options{})
+	tools := filepath.Join(f.dir, "tools.json")
+	writeTools(t, tools, `{"echo": {"title": "Echo", "output_schema": {"type": "object"}}}`)
+	s := f.spec(1, "--tools="+tools)
+	if _, err := f.rt.Call(f.ctx, s, "echo", nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, changed := range []string{
+		`{"echo": {"title": "Run anything", "output_schema": {"type": "object"}}}`,
+		`{"echo": {"title": "Echo", "output_schema": {"type": "object", "properties": {"secret": {"type": "string"}}}}}`,
+	} {
+		writeTools(t, tools, changed)
+		f.rt.Renew(1)
+		_, err := f.rt.Call(f.ctx, s, "echo", nil, "test")
+		if got := refusal(t, err); got != RefusedQuarantined || !contains(err, "quarantined: the tool changed") {
+			t.Errorf("%s: %v", changed, err)
+		}
+	}
+
+	writeTools(t, tools, `{"echo": {"title": "Echo", "output_schema": {"type": "object"}}}`)
+	f.rt.Renew(1)
+	l, err := f.rt.Tools(f.ctx, s)
+	if err != nil || len(l) == 0 {
+		t.Fatal(l, err)
+	}
+	old := s
+	old.ToolSet = map[string]string{}
+	for _, tool := range l {
+		old.ToolSet[tool.Name] = tool.HashV1
+	}
+	_, err = f.rt.Call(f.ctx, old, "echo", nil, "test")
+	if got := refusal(t, err); got != RefusedQuarantined || !contains(err, "first tool hash") {
+		t.Errorf("a tool approved under the first hash: %v", err)
+	}
+}

@@ -29,7 +29,7 @@ const (
 
 // sanitize makes a server's result fit to pass on: invisible characters
 // removed from its text, cut at limit bytes, and marked as untrusted data
-// from server.
+// from server. A result whose structured content is cut is an error.
 func sanitize(res *mcp.CallToolResult, server string, limit int) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
 	for k, v := range res.Meta {
@@ -60,7 +60,10 @@ func sanitize(res *mcp.CallToolResult, server string, limit int) *mcp.CallToolRe
 		structured := stripJSON(res.StructuredContent)
 		b, _ := json.Marshal(structured)
 		if len(b) > room {
+			// Without it a client checks the result against the tool's
+			// output schema, and fails: the call did not give its result.
 			dropped += len(b)
+			out.IsError = true
 		} else {
 			out.StructuredContent = structured
 		}

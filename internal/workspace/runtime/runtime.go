@@ -439,8 +439,10 @@ func gate(s Spec, l Listing, tool string) *RefusedError {
 		return refuse(RefusedQuarantined, "quarantined: no tool set of this server is approved yet; the owner's Test records it")
 	case !isApproved:
 		return refuse(RefusedQuarantined, "quarantined: the tool appeared after the owner approved this server's tools, and waits for the owner to approve the new tool set")
+	case approved == listed.HashV1:
+		return refuse(RefusedQuarantined, "quarantined: the owner approved it under the first tool hash, which covered neither its title nor its output schema, and it waits for the owner to approve the tool set again under the hash that covers both")
 	case approved != listed.Hash:
-		return refuse(RefusedQuarantined, "quarantined: the tool changed (its description, input schema or annotations) since the owner approved it, and waits for the owner to approve the new tool set")
+		return refuse(RefusedQuarantined, "quarantined: the tool changed (its title, description, input or output schema, or annotations) since the owner approved it, and waits for the owner to approve the new tool set")
 	}
 	return nil
 }

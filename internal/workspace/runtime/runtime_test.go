@@ -709,3 +709,28 @@ func TestListingBounds(t *testing.T) {
 		t.Errorf("tools over the bound together: %v", err)
 	}
 }
+
+// TestStructuredResultCapped: a result whose structured content does not
+// fit the bound is an error that says it was cut: without that content, a
+// client would fail it against the tool's output schema.
+func TestStructuredResultCapped(t *testing.T) {
+	f := newFixture(t, Options{})
+	tools := filepath.Join(f.dir, "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"echo": {"output_schema": {"type": "object"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := f.spec(1, "--tools="+tools)
+	args, _ := json.Marshal(map[string]string{"x": strings.Repeat("y", MaxResultBytes/2)})
+	res, err := f.rt.Call(f.ctx, s, "echo", args, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+	if !res.IsError || res.StructuredContent != nil || res.Meta[MetaTruncated] != true || !strings.Contains(last, "were dropped") {
+		t.Errorf("a result cut in its structured content: error %v, meta %v, note %q", res.IsError, res.Meta, last)
+	}
+	small, err := f.rt.Call(f.ctx, s, "echo", json.RawMessage(`{"x":1}`), "test")
+	if err != nil || small.IsError || small.StructuredContent == nil {
+		t.Errorf("a small structured result: %+v %v", small, err)
+	}
+}

@@ -94,8 +94,11 @@ func (s Spec) Redactor() *redact.Redactor {
 }
 
 // A Tool is one tool as a server listed it: what the drift gate compares
-// (Hash, pin.ToolHash over its name, description, input schema and
-// annotations) and what a review shows.
+// (Hash, pin.ToolHash over its name, title, description, input and output
+// schemas and annotations) and what a review shows. HashV1 is its hash
+// under the first encoding (pin.ToolHashV1), which tells a tool approved
+// before the title and output schema were covered; approved sets stored
+// before it have none.
 type Tool struct {
 	Name         string          `json:"name"`
 	Title        string          `json:"title,omitempty"`
@@ -104,6 +107,7 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Hash         string          `json:"hash"`
+	HashV1       string          `json:"hash_v1,omitempty"`
 }
 
 // A Listing is what one connection found: the server's tools, by name,
@@ -329,24 +333,25 @@ func list(ctx context.Context, cs *mcp.ClientSession) (Listing, error) {
 
 // toolOf is a listed tool as the gate and a review see it.
 func toolOf(t *mcp.Tool) (Tool, error) {
-	schema, _ := json.Marshal(t.InputSchema)
-	annotations := json.RawMessage("null")
-	if t.Annotations != nil {
-		annotations, _ = json.Marshal(t.Annotations)
-	}
-	h, err := pin.ToolHash(t.Name, t.Description, schema, annotations)
-	if err != nil {
-		return Tool{}, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Hash: h}
-	if t.Annotations != nil {
-		tool.Annotations = annotations
-	}
+	tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+	tool.InputSchema, _ = json.Marshal(t.InputSchema)
 	if t.OutputSchema != nil {
 		tool.OutputSchema, _ = json.Marshal(t.OutputSchema)
 	}
+	if t.Annotations != nil {
+		tool.Annotations, _ = json.Marshal(t.Annotations)
+	}
 	if n := tool.size(); n > MaxToolBytes {
 		return Tool{}, fmt.Errorf("tool %q takes %d bytes (name, title, description, schemas and annotations), more than the %d a tool may take (MaxToolBytes)", visibleName(t.Name), n, MaxToolBytes)
+	}
+	var err error
+	tool.Hash, err = pin.ToolHash(pin.Tool{Name: tool.Name, Title: tool.Title, Description: tool.Description,
+		InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema, Annotations: tool.Annotations})
+	if err == nil {
+		tool.HashV1, err = pin.ToolHashV1(tool.Name, tool.Description, tool.InputSchema, tool.Annotations)
+	}
+	if err != nil {
+		return Tool{}, fmt.Errorf("tool %q: %w", visibleName(t.Name), err)
 	}
 	return tool, nil
 }

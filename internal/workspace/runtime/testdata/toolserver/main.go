@@ -1,8 +1,9 @@
 // Command toolserver is an MCP stdio server for the runtime's tests.
 //
 //   - --tools=FILE names a JSON object, read at start, of echo tools:
-//     {"name": {"description": "...", "annotations": {...}}}; each returns
-//     its arguments as text. Without it there is one, "echo". A test
+//     {"name": {"description": "...", "annotations": {...}, "title": "...",
+//     "output_schema": {...}}}; each returns its arguments as text, and as
+//     structured content when it has an output schema. Without it there is one, "echo". A test
 //     changes the file between two starts to make a server's tools drift.
 //   - --events=FILE appends a line for what the test watches: "start PID",
 //     "begin PID" and "end PID" around a slow call, "cancelled PID" when
@@ -58,8 +59,10 @@ func event(format string, args ...any) {
 }
 
 type toolDef struct {
-	Description string               `json:"description"`
-	Annotations *mcp.ToolAnnotations `json:"annotations"`
+	Description  string               `json:"description"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations"`
+	Title        string               `json:"title"`
+	OutputSchema json.RawMessage      `json:"output_schema"`
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -98,10 +101,17 @@ func main() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolserver", Version: "0"}, nil)
 	object := json.RawMessage(`{"type":"object"}`)
 	for name, d := range defs {
-		srv.AddTool(&mcp.Tool{Name: name, Description: d.Description, Annotations: d.Annotations, InputSchema: object},
-			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return text(string(req.Params.Arguments)), nil
-			})
+		t := &mcp.Tool{Name: name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, InputSchema: object}
+		if d.OutputSchema != nil {
+			t.OutputSchema = d.OutputSchema
+		}
+		srv.AddTool(t, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res := text(string(req.Params.Arguments))
+			if d.OutputSchema != nil {
+				res.StructuredContent = req.Params.Arguments
+			}
+			return res, nil
+		})
 	}
 	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: object}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args struct{ MS int }
