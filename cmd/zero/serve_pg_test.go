@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,9 +13,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/workspace/servers"
@@ -281,5 +286,75 @@ func TestReplicasEndpointFollowsTheOther(t *testing.T) {
 	a.api(t, "POST", "/api/servers/"+id+"/enable", map[string]string{"fingerprint": s.ApprovedFingerprint}, &s)
 	if text, isErr := wsCall(t, cs, "echoer__echo", map[string]any{"say": "third"}); isErr || !strings.Contains(text, "third") {
 		t.Errorf("a call after the other replica enabled the server again: error %v, %q", isErr, text)
+	}
+}
+
+// TestReplicasEndpointListsWhatTheOtherChanged: issue 28's stale replicas.
+// A token's /mcp session on replica b, which listed the tools once, is told
+// (notifications/tools/list_changed) of a server that replica a approves,
+// enables and tests, and lists it; so does a new session of the same token
+// on b. After a renames a server, b lists and runs it under its new name
+// only, and refuses the old one.
+func TestReplicasEndpointListsWhatTheOtherChanged(t *testing.T) {
+	rs, _ := startReplicas(t, 2)
+	a, b := rs[0], rs[1]
+	headers := map[string]string{"X-CSRF-Token": a.csrf, "Sec-Fetch-Site": "same-origin", "Origin": a.base}
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	os.WriteFile(tools, []byte(`{"echo": {"description": "Echoes."}}`), 0o600)
+	first := wsAddToolserver(t, a.serveProcess, a.browser, headers, "first", []string{"--tools=" + tools}, nil)
+	token := wsToken(t, a.serveProcess, a.browser, headers)
+	cs, _, changed := wsMCP(t, b.serveProcess, token)
+	names := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return out
+	}
+	if got := names(cs); !slices.Contains(got, "first__echo") {
+		t.Fatalf("b's first listing: %v", got)
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+
+	wsAddToolserver(t, a.serveProcess, a.browser, headers, "second", []string{"--tools=" + tools}, nil)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Error("b's session was not told of the server a added")
+	}
+	if got := names(cs); !slices.Contains(got, "second__echo") {
+		t.Errorf("b's session does not list the server a added: %v", got)
+	}
+	fresh, _, _ := wsMCP(t, b.serveProcess, token)
+	if got := names(fresh); !slices.Contains(got, "second__echo") {
+		t.Errorf("a new session on b does not list the server a added: %v", got)
+	}
+
+	var s servers.Server
+	a.api(t, "GET", fmt.Sprint("/api/servers/", first.ID), nil, &s)
+	renamed := s.Config
+	renamed.Name = "renamed"
+	var p servers.Preview
+	a.api(t, "POST", "/api/servers/preview", map[string]any{"config": renamed, "id": first.ID}, &p)
+	a.api(t, "PUT", fmt.Sprint("/api/servers/", first.ID), map[string]any{"config": renamed, "fingerprint": p.Fingerprint,
+		"base_fingerprint": s.ApprovedFingerprint}, &s)
+	if s.Config.Name != "renamed" || !s.Enabled {
+		t.Fatalf("the rename on a: %+v", s)
+	}
+	if got := names(cs); slices.Contains(got, "first__echo") || !slices.Contains(got, "renamed__echo") {
+		t.Errorf("b lists after a's rename: %v", got)
+	}
+	if text, isErr := wsCall(t, cs, "first__echo", map[string]any{"say": "old"}); !isErr || strings.Contains(text, "old") {
+		t.Errorf("b ran the old name after a's rename: %q", text)
+	}
+	if text, isErr := wsCall(t, cs, "renamed__echo", map[string]any{"say": "new"}); isErr || !strings.Contains(text, "new") {
+		t.Errorf("b refused the new name after a's rename: %q", text)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
+	"github.com/zero-dev/zero/internal/workspace/servers"
 )
 
 // withBearer sends a token with every request.
@@ -343,4 +344,34 @@ func TestEndpointScopeSurvivesIDReuse(t *testing.T) {
 	}
 	after, _ := ts.mcpClient(scoped.token)
 	check("a session opened after", after)
+}
+
+// TestEndpointRename: after its server is renamed, a tool is listed and
+// run under its new name only; a call under the old name, which the
+// session was offered, is refused saying why.
+func TestEndpointRename(t *testing.T) {
+	ts := start(t, Options{})
+	id, _ := ts.driftServer(`{"echo": {"description": "Echoes."}}`)
+	ts.browser.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
+	cs, changed := ts.mcpClient(ts.bearer().token)
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "drifter__echo") {
+		t.Fatalf("tools: %v", names)
+	}
+	drain(changed)
+	var s servers.Server
+	ts.browser.must("GET", "/api/servers/"+id, nil, 200, &s)
+	renamed := s.Config
+	renamed.Name = "renamed"
+	ts.browser.must("PUT", "/api/servers/"+id, map[string]any{"config": renamed, "fingerprint": ts.fingerprint(s.ID, renamed),
+		"base_fingerprint": s.Fingerprint}, 200, nil)
+	waitChanged(t, changed)
+	if names := mcptest.ToolNames(t, cs); slices.Contains(names, "drifter__echo") || !slices.Contains(names, "renamed__echo") {
+		t.Errorf("after the rename: %v", names)
+	}
+	if text, isErr := callText(t, cs, "drifter__echo", map[string]any{"say": "old"}); !isErr || !strings.Contains(text, `now named "renamed"`) {
+		t.Errorf("a call under the old name: %q %v", text, isErr)
+	}
+	if text, isErr := callText(t, cs, "renamed__echo", map[string]any{"say": "new"}); isErr || !strings.Contains(text, "new") {
+		t.Errorf("a call under the new name: %q %v", text, isErr)
+	}
 }

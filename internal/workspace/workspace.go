@@ -192,7 +192,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	w.servers = servers.NewManager(servers.Options{
 		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver, LocalCA: localCA,
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
-		Changed: func(id int64) { w.endpoint.Changed(id) },
+		Changed: func(id int64) { w.endpoint.Changed(id) }, Log: w.log,
 	})
 	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log, Shared: o.DatabaseURL != ""})
 	w.providers = providers.New(db, box, w.audit)
@@ -209,12 +209,14 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		}
 	} else {
 		// The other replicas' appends and answers wake this one's streams
-		// and waiting runs; runs are jobs, and the runs of replicas that
-		// are gone are taken over, not ended.
+		// and waiting runs, and their changes to servers this one's /mcp
+		// clients; runs are jobs, and the runs of replicas that are gone
+		// are taken over, not ended.
 		if w.pool, err = database.OpenPool(ctx, o.DatabaseURL); err != nil {
 			return nil, err
 		}
 		w.runner.Listen(w.pool)
+		w.endpoint.Listen(w.pool)
 		if err := w.startQueue(ctx, w.pool); err != nil {
 			return nil, fmt.Errorf("start the threads' queue: %w", err)
 		}

@@ -26,6 +26,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/buildinfo"
+	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
@@ -189,13 +191,47 @@ func (e *Endpoint) Revoked(id int64) {
 // token that may use it lists its tools again, and a token with clients
 // connected does it now, so that they get notifications/tools/list_changed.
 func (e *Endpoint) Changed(id int64) {
-	e.mu.Lock()
-	all := slices.Collect(maps.Values(e.tokens))
-	e.mu.Unlock()
-	for _, ts := range all {
+	for _, ts := range e.tokenServers() {
 		if ts.may(id) {
 			ts.stale(id)
 		}
+	}
+}
+
+func (e *Endpoint) tokenServers() []*tokenServer {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Collect(maps.Values(e.tokens))
+}
+
+// listenRetry is how long a dropped LISTEN connection waits before it is
+// made again.
+const listenRetry = time.Second
+
+// Listen has the endpoint hear, on PostgreSQL, of the servers the other
+// replicas change (servers.Channel), until it closes: the tokens with
+// clients connected here list their tools again, and the clients get
+// notifications/tools/list_changed. Each time the connection is made
+// again, every token lists again, since a NOTIFY sent meanwhile is lost.
+// Without it, a client connected here learns of another replica's change
+// when it lists the tools: with Options.Shared, every listing and every
+// call reads the servers from the database.
+func (e *Endpoint) Listen(pool *database.Pool) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		database.Listen(e.life, pool, servers.Channel, listenRetry, e.changedAll, func(payload string) {
+			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+				e.Changed(id)
+			}
+		})
+	}()
+}
+
+// changedAll has every token list its tools again.
+func (e *Endpoint) changedAll() {
+	for _, ts := range e.tokenServers() {
+		ts.stale(allServers)
 	}
 }
 
@@ -240,6 +276,9 @@ func (e *Endpoint) callWith(ctx context.Context, r ref, args json.RawMessage, ca
 			if err := prepare(&s); err != nil {
 				return nil, err
 			}
+		}
+		if s.Name != r.name {
+			return nil, fmt.Errorf("server %q is now named %q: list the tools again", r.name, s.Name)
 		}
 		res, err := e.o.Runtime.Call(ctx, s, r.tool, args, caller)
 		if errors.Is(err, runtime.ErrStale) && try == 0 {
@@ -350,11 +389,14 @@ func (ts *tokenServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 }
 
 // lookup returns the tool an offered name stands for, listing the tools
-// first if this token never did.
+// first if this token never did, or, when replicas share the database, if
+// the name is unknown here: another replica may have added or renamed its
+// server. (A name known here is checked against the server's name as it is
+// now when it is called.)
 func (ts *tokenServer) lookup(ctx context.Context, name string) (ref, bool) {
 	ts.mu.Lock()
 	r, ok := ts.known[name]
-	synced := ts.synced
+	synced := ts.synced && !ts.e.o.Shared
 	ts.mu.Unlock()
 	if ok || synced {
 		return r, ok
@@ -366,8 +408,11 @@ func (ts *tokenServer) lookup(ctx context.Context, name string) (ref, bool) {
 	return r, ok
 }
 
-// stale marks server id's tools to be listed again, now if a client is
-// connected.
+// allServers, as a server id, stands for every server.
+const allServers = -1
+
+// stale marks server id's tools (every server's, for allServers) to be
+// listed again, now if a client is connected.
 func (ts *tokenServer) stale(id int64) {
 	ts.dirtyMu.Lock()
 	ts.dirty[id] = true
@@ -392,8 +437,10 @@ func (ts *tokenServer) stale(id int64) {
 }
 
 // sync lists again the tools of the servers that changed (all of them the
-// first time) and offers what the runtime offers: the SDK tells connected
-// clients when the list changes.
+// first time, and every time when replicas share the database, since a
+// change another replica makes may not have been heard of here) and offers
+// what the runtime offers: the SDK tells connected clients when the list
+// changes.
 func (ts *tokenServer) sync(ctx context.Context) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -401,7 +448,8 @@ func (ts *tokenServer) sync(ctx context.Context) {
 	dirty := ts.dirty
 	ts.dirty = map[int64]bool{}
 	ts.dirtyMu.Unlock()
-	if ts.synced && len(dirty) == 0 {
+	every := !ts.synced || ts.e.o.Shared || dirty[allServers]
+	if !every && len(dirty) == 0 {
 		return
 	}
 	all, err := ts.e.o.Servers.List(ctx)
@@ -418,7 +466,7 @@ func (ts *tokenServer) sync(ctx context.Context) {
 			continue
 		}
 		inScope[s.ID] = true
-		if _, listed := ts.lists[s.ID]; listed && ts.synced && !dirty[s.ID] {
+		if _, listed := ts.lists[s.ID]; listed && !every && !dirty[s.ID] {
 			continue
 		}
 		ts.lists[s.ID] = ts.list(ctx, s.ID, s.Config.Name)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/netip"
 	"slices"
@@ -117,7 +118,11 @@ type Options struct {
 	// Changed, if set, hears of server id after every committed change to
 	// it, and after a runtime connection's listing of its tools is recorded
 	// (the /mcp endpoint then lists its tools again). It must not block.
+	// On PostgreSQL the change is also sent on Channel, for the other
+	// replicas.
 	Changed func(id int64)
+	// Log receives what goes wrong in the background; nil discards it.
+	Log *slog.Logger
 }
 
 // A Manager keeps the servers. It is safe for concurrent use.
@@ -131,6 +136,9 @@ type Manager struct {
 func NewManager(o Options) *Manager {
 	if o.TestTimeout == 0 {
 		o.TestTimeout = 30 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	// Icons come from public hosts, or from the allowed local origins. The
 	// fetcher gets its own copy of the TLS configuration: net/http writes
@@ -442,11 +450,35 @@ func (m *Manager) Delete(ctx context.Context, actor string, id int64) error {
 }
 
 // changed follows a committed change to server id: the Specs built before
-// it are stale (Runtime.Invalidate), and Options.Changed hears of it.
+// it are stale (Runtime.Invalidate), and it is announced.
 func (m *Manager) changed(id int64) {
 	m.o.Runtime.Invalidate(id)
+	m.announce(id)
+}
+
+// Channel is the PostgreSQL channel on which the replicas of a workspace
+// tell each other that a server changed; the payload is its id. A NOTIFY
+// only wakes: what changed is read from the database.
+const Channel = "zero_servers"
+
+// announceTimeout bounds the NOTIFY of a change.
+const announceTimeout = 5 * time.Second
+
+// announce tells Options.Changed that server id changed and, on
+// PostgreSQL, the other replicas too (see Channel). A NOTIFY that fails is
+// logged: the others' callers still read the server from the database at
+// every list and call.
+func (m *Manager) announce(id int64) {
 	if m.o.Changed != nil {
 		m.o.Changed(id)
+	}
+	if database.DialectOf(m.o.DB) != database.PostgreSQL {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
+	defer cancel()
+	if _, err := m.o.DB.ExecContext(ctx, `SELECT pg_notify(?, ?)`, Channel, strconv.FormatInt(id, 10)); err != nil {
+		m.o.Log.Warn("tell the other replicas that a server changed", "server", id, "err", err)
 	}
 }
 

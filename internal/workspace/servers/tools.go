@@ -159,9 +159,7 @@ func (m *Manager) Observe(ctx context.Context, s runtime.Spec, l runtime.Listing
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if m.o.Changed != nil {
-		m.o.Changed(s.ServerID)
-	}
+	m.announce(s.ServerID)
 	return nil
 }
 
