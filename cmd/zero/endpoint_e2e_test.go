@@ -31,6 +31,7 @@ type wsServer struct {
 	Status            string `json:"status"`
 	LastError         string `json:"last_error"`
 	ListedToolSetHash string `json:"listed_tool_set_hash"`
+	Logo              string `json:"logo"`
 }
 
 // wsAddToolserver adds, in the owner's browser session, the runtime's test

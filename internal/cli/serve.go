@@ -59,8 +59,10 @@ GitHub Enterprise), with the token in GH_TOKEN or GITHUB_TOKEN, or gh's own
 HTTP MCP servers on loopback, private or link-local hosts are refused unless
 their origin is listed in ZERO_ALLOWED_LOCAL_ORIGINS (comma-separated, such
 as https://127.0.0.1:8443), an environment variable zero serve reads when it
-starts. A local https server with a certificate of its own is trusted with
---local-ca, for those origins only.
+starts. A local https server, or icon, with a certificate of its own is
+trusted with --local-ca, for those origins only; every other https
+connection (model providers, the skills' host) trusts the system's roots
+alone.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {

@@ -66,7 +66,9 @@ type Options struct {
 	Team                bool   // several users with roles, instead of one owner
 	AllowedLocalOrigins []string
 	// LocalCAFile names a PEM file of CA certificates trusted, besides the
-	// system's, for the allowed local origins only.
+	// system's, for the allowed local origins only: their servers and the
+	// icons there (servers.Options.LocalCA), not the model providers or
+	// the skills' git host.
 	LocalCAFile string
 	Stderr      io.Writer
 	// GOGC is the GOGC environment variable, as the caller read it. When it

@@ -185,7 +185,7 @@ func (pr *prober) probe() error {
 	if err := p.sandbox(pr.bwrap, nil); err != nil {
 		return unavailable("%v", err)
 	}
-	res, err := p.run(context.Background())
+	res, err := runWith(context.Background(), func() (*prepared, error) { return p, nil })
 	switch {
 	case err != nil:
 		return unavailable("%v", err)

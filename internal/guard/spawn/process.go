@@ -35,8 +35,8 @@ type Process struct {
 
 	program string // for errors
 	stderr  *capped
-	stop    context.CancelFunc // ends the lifetime: kills the group unless it ended
-	done    chan struct{}      // closed once the child is reaped and res is set
+	stop    func()        // ends the lifetime: kills the group unless it ended
+	done    chan struct{} // closed once the child is reaped and res is set
 
 	stopOnce sync.Once
 	res      Result
@@ -47,8 +47,8 @@ type Process struct {
 // returns without waiting for it. It makes every check [Run] makes, and
 // refuses the same commands, starting nothing; in addition c.Stdin must be
 // nil, as the child's input is the Stdin pipe. c.Timeout is the child's
-// maximum lifetime, and ctx bounds it too: ctx is not only for starting.
-// c.OutputLimit caps the stderr kept.
+// maximum lifetime, from its start, and ctx bounds it too: ctx is not only
+// for starting. c.OutputLimit caps the stderr kept.
 //
 // The child gets what a child of Run gets: a scrubbed environment, a
 // working directory inside the roots, its own session and process group,
@@ -57,11 +57,7 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	if c.Stdin != nil {
 		return nil, fmt.Errorf("spawn %q: Cmd.Stdin must be nil with Start, which gives a pipe", c.Program)
 	}
-	p, err := prepare(c)
-	if err != nil {
-		return nil, fmt.Errorf("spawn %q: %w", c.Program, err)
-	}
-	proc, err := p.start(ctx)
+	proc, err := startWith(ctx, func() (*prepared, error) { return prepare(c) })
 	if err != nil {
 		return nil, fmt.Errorf("spawn %q: %w", c.Program, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,77 +16,147 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// run starts the prepared process in its own session and process group and
-// waits for it.
-func (p *prepared) run(ctx context.Context) (Result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-
-	var stdin io.Reader
-	if p.stdin != nil {
-		stdin = bytes.NewReader(p.stdin)
+// runWith prepares a process with prep, starts it in its own session and
+// process group and waits for it.
+func runWith(ctx context.Context, prep func() (*prepared, error)) (Result, error) {
+	type launched struct {
+		p              *prepared
+		c              *child
+		stdout, stderr *capped
 	}
-	stdout, stderr := &capped{limit: p.limit}, &capped{limit: p.limit}
-	c, err := p.launch(runCtx, stdin, stdout, stderr)
+	l, err := bounded(ctx, func(life context.Context, end context.CancelCauseFunc) (launched, error) {
+		p, err := prep()
+		if err != nil {
+			return launched{}, err
+		}
+		var stdin io.Reader
+		if p.stdin != nil {
+			stdin = bytes.NewReader(p.stdin)
+		}
+		l := launched{p: p, stdout: &capped{limit: p.limit}, stderr: &capped{limit: p.limit}}
+		l.c, err = p.launch(life, end, stdin, l.stdout, l.stderr)
+		return l, err
+	}, func(l launched) { l.c.wait() })
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := c.wait()
-	p.finish(&res, stdout, stderr)
+	res, err := l.c.wait()
+	l.p.finish(&res, l.stdout, l.stderr)
 	return res, err
 }
 
-// start starts the prepared process as run does, with pipes to its stdin and
-// stdout, and returns without waiting for it. A goroutine waits for it; it
-// ends when the child is reaped, which the lifetime (p.timeout and ctx)
-// bounds.
-func (p *prepared) start(ctx context.Context) (*Process, error) {
-	life, cancel := context.WithTimeout(ctx, p.timeout)
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		cancel()
-		return nil, err
+// startWith prepares a process with prep and starts it as runWith does,
+// with pipes to its stdin and stdout, and returns without waiting for it. A
+// goroutine waits for it; it ends when the child is reaped, which the
+// lifetime (the timeout and ctx) bounds.
+func startWith(ctx context.Context, prep func() (*prepared, error)) (*Process, error) {
+	type launched struct {
+		p             *prepared
+		c             *child
+		stdin, stdout *os.File // Zero's ends of the pipes
+		stderr        *capped
 	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		cancel()
+	l, err := bounded(ctx, func(life context.Context, end context.CancelCauseFunc) (launched, error) {
+		p, err := prep()
+		if err != nil {
+			return launched{}, err
+		}
+		stdinR, stdinW, err := os.Pipe()
+		if err != nil {
+			return launched{}, err
+		}
+		stdoutR, stdoutW, err := os.Pipe()
+		if err != nil {
+			stdinR.Close()
+			stdinW.Close()
+			return launched{}, err
+		}
+		l := launched{p: p, stdin: stdinW, stdout: stdoutR, stderr: &capped{limit: p.limit}}
+		l.c, err = p.launch(life, end, stdinR, stdoutW, l.stderr)
+		// The child holds its own copies of its ends of the pipes. The
+		// parent's go at once, so that once the child and its group are
+		// gone, Stdout reads end of file and a write to Stdin fails.
 		stdinR.Close()
-		stdinW.Close()
-		return nil, err
-	}
-	stderr := &capped{limit: p.limit}
-	c, err := p.launch(life, stdinR, stdoutW, stderr)
-	// The child holds its own copies of its ends of the pipes. The parent's
-	// go at once, so that once the child and its group are gone, Stdout
-	// reads end of file and a write to Stdin fails.
-	stdinR.Close()
-	stdoutW.Close()
+		stdoutW.Close()
+		if err != nil {
+			stdinW.Close()
+			stdoutR.Close()
+			return launched{}, err
+		}
+		return l, nil
+	}, func(l launched) {
+		l.c.wait()
+		l.stdin.Close()
+		l.stdout.Close()
+	})
 	if err != nil {
-		cancel()
-		stdinW.Close()
-		stdoutR.Close()
 		return nil, err
 	}
 	proc := &Process{
-		Stdin:     stdinW,
-		Stdout:    stdoutR,
-		Isolation: p.isolation,
-		stderr:    stderr,
-		stop:      cancel,
+		Stdin:     l.stdin,
+		Stdout:    l.stdout,
+		Isolation: l.p.isolation,
+		stderr:    l.stderr,
+		stop:      func() { l.c.end(errStopped) },
 		done:      make(chan struct{}),
 	}
 	go func() {
-		res, err := c.wait()
-		p.finish(&res, nil, stderr)
-		cancel()
+		res, err := l.c.wait()
+		l.p.finish(&res, nil, l.stderr)
 		// A process that left the group may still hold the child's stdin:
 		// closing the parent's end makes every later write fail, and wakes
 		// one blocked on a full pipe.
-		stdinW.Close()
+		l.stdin.Close()
 		proc.res, proc.err = res, err
 		close(proc.done)
 	}()
 	return proc, nil
+}
+
+// bounded runs begin, the launch of a process (its checks, the bubblewrap
+// probe, its start), for at most launchTimeout and while ctx lasts. The
+// command's own timeout does not count the launch: it starts once the
+// process has (see prepared.launch). begin starts the process under life,
+// which ctx ends, and end. When ctx ends or launchTimeout passes first,
+// bounded ends life, so that the launch starts nothing or kills what it
+// started, and returns an error; once begin returns, what it started goes
+// to abandon, which reaps it.
+func bounded[T any](ctx context.Context, begin func(life context.Context, end context.CancelCauseFunc) (T, error), abandon func(T)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("launch: %w", err)
+	}
+	life, end := context.WithCancelCause(ctx)
+	type launched struct {
+		v   T
+		err error
+	}
+	done := make(chan launched, 1)
+	go func() {
+		v, err := begin(life, end)
+		done <- launched{v, err}
+	}()
+	limit := time.NewTimer(launchTimeout)
+	defer limit.Stop()
+	var err error
+	select {
+	case l := <-done:
+		if l.err != nil {
+			end(l.err)
+		}
+		return l.v, l.err
+	case <-ctx.Done():
+		err = fmt.Errorf("launch: %w", ctx.Err())
+	case <-limit.C:
+		err = fmt.Errorf("%w: the process had not started after %v", ErrLaunchTimeout, launchTimeout)
+	}
+	end(err)
+	go func() {
+		if l := <-done; l.err == nil {
+			abandon(l.v)
+		}
+	}()
+	return zero, err
 }
 
 // markInheritedCloseOnExec sets close-on-exec on every open descriptor above
@@ -114,20 +185,36 @@ func markInheritedCloseOnExec() {
 
 // A child is a started process: what its end needs.
 type child struct {
-	cmd    *exec.Cmd
-	ctx    context.Context // its lifetime; done on timeout or cancellation
-	group  *group
-	start  time.Time
-	cgroup *cgroup // with Cmd.Limits: the group it and its children run in
+	cmd     *exec.Cmd
+	life    context.Context         // done on timeout, cancellation or stop
+	end     context.CancelCauseFunc // ends life
+	timeout *time.Timer             // ends life with errTimedOut
+	group   *group
+	start   time.Time // when the process had started
+	cgroup  *cgroup   // with Cmd.Limits: the group it and its children run in
 }
 
+// Causes of the end of a child's life.
+var (
+	errTimedOut = fmt.Errorf("timeout: %w", context.DeadlineExceeded)
+	errStopped  = errors.New("stopped")
+)
+
+// startHook, set by a test only, runs in place of the start of each process
+// (fork and exec), and is given that start to call: it stands for a slow or
+// stuck launch, which nothing else makes on purpose.
+var startHook func(start func() error) error
+
 // launch starts the prepared process in its own session and process group.
-// When ctx is done (timeout, cancellation, Stop) the whole group is killed.
-// stdin may be nil (end of file at once); stdout and stderr are written by
-// os/exec (an *os.File goes to the child as it is).
-func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (*child, error) {
+// When life is done (timeout, cancellation, Stop) the whole group is
+// killed. The timeout starts once the process has started: it counts the
+// command, not Zero's launch work before it. stdin may be nil (end of file
+// at once); stdout and stderr are written by os/exec (an *os.File goes to
+// the child as it is).
+func (p *prepared) launch(life context.Context, end context.CancelCauseFunc, stdin io.Reader, stdout, stderr io.Writer) (*child, error) {
 	// p.path is absolute, so CommandContext does no PATH lookup of its own.
-	cmd := exec.CommandContext(ctx, p.path)
+	// It starts nothing once life is done.
+	cmd := exec.CommandContext(life, p.path)
 	cmd.Args = p.argv
 	cmd.Dir = p.dir
 	cmd.Env = p.env
@@ -141,8 +228,8 @@ func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr i
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	g := &group{}
-	// Cancel runs when ctx is done; cmd.Process is set before os/exec starts
-	// watching the context.
+	// Cancel runs when life is done; cmd.Process is set before os/exec
+	// starts watching the context.
 	cmd.Cancel = func() error { return g.cancel(cmd.Process.Pid) }
 	// WaitDelay bounds the wait for the output pipes os/exec copies from
 	// once the process is gone: after it, os/exec closes them, so a process
@@ -156,13 +243,18 @@ func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr i
 			return nil, err
 		}
 	}
-	markInheritedCloseOnExec()
-	start := time.Now()
+	begin := func() error {
+		markInheritedCloseOnExec()
+		if cg != nil {
+			return cg.start(cmd)
+		}
+		return cmd.Start()
+	}
 	var err error
-	if cg != nil {
-		err = cg.start(cmd)
+	if startHook != nil {
+		err = startHook(begin)
 	} else {
-		err = cmd.Start()
+		err = begin()
 	}
 	if err != nil {
 		if cg != nil {
@@ -170,7 +262,9 @@ func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr i
 		}
 		return nil, err
 	}
-	return &child{cmd: cmd, ctx: ctx, group: g, start: start, cgroup: cg}, nil
+	c := &child{cmd: cmd, life: life, end: end, group: g, start: time.Now(), cgroup: cg}
+	c.timeout = time.AfterFunc(p.timeout, func() { end(errTimedOut) })
+	return c, nil
 }
 
 // wait waits for the child and reports how it ended; the caller fills in the
@@ -182,10 +276,12 @@ func (p *prepared) launch(ctx context.Context, stdin io.Reader, stdout, stderr i
 // only reach the child's own group, never an unrelated process that got the
 // same number.
 func (c *child) wait() (Result, error) {
+	defer c.end(nil) // after TimedOut is read
 	pid := c.cmd.Process.Pid
 	exited := waitExited(pid) == nil
 	c.group.end(pid, exited)
 	waitErr := c.cmd.Wait()
+	c.timeout.Stop()
 	res := Result{Duration: time.Since(c.start)}
 	if c.cgroup != nil {
 		res.MemoryKilled = c.cgroup.memoryKilled()
@@ -200,7 +296,9 @@ func (c *child) wait() (Result, error) {
 	res.ExitCode = state.ExitCode()
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal().String()
-		res.TimedOut = c.group.wasCancelled() && errors.Is(c.ctx.Err(), context.DeadlineExceeded)
+		// The timeout, or the deadline of the caller's context.
+		timedOut := context.Cause(c.life) == errTimedOut || errors.Is(c.life.Err(), context.DeadlineExceeded)
+		res.TimedOut = c.group.wasCancelled() && timedOut
 	}
 	return res, nil
 }

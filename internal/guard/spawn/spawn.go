@@ -17,8 +17,8 @@
 //   - an environment built by envscrub: safe defaults plus what the caller
 //     declares, with loader and startup-file variables refused;
 //   - a working directory checked by fsroot, run in its canonical path;
-//   - a time limit (its whole lifetime, with Start), after which its whole
-//     process group is killed;
+//   - a time limit (its whole lifetime, with Start), counted from the moment
+//     it has started, after which its whole process group is killed;
 //   - its own session and process group (no controlling terminal), killed
 //     again once the child exits, so that no background process it started
 //     survives it unless it left the group;
@@ -29,6 +29,13 @@
 //     read-only view of /usr and /etc (and of the directories in
 //     [Cmd].ReadOnly), a writable work directory only, its own PID namespace
 //     and no capabilities.
+//
+// The launch (the checks, the lookup of the program, the bubblewrap probe
+// and the start of the process) is not counted by the time limit: a command
+// that runs out of its time always gets a Result with TimedOut. The launch
+// has a bound of its own, [LaunchTimeout], and the caller's context: a
+// launch that outlasts either fails with an error ([ErrLaunchTimeout], or
+// the context's), and what it started, if anything, is killed.
 //
 // Without isolation this is not a sandbox: the child runs with the user's
 // permissions. docs/security/execution-boundary.md lists what is protected,
@@ -61,6 +68,15 @@ const (
 	Bubblewrap Isolation = "bubblewrap"
 )
 
+// LaunchTimeout bounds a launch: the checks of a Cmd, the lookup of its
+// program, the bubblewrap probe and the start of the process, which
+// [Cmd].Timeout does not count. A launch that takes longer fails with
+// [ErrLaunchTimeout].
+const LaunchTimeout = 30 * time.Second
+
+// launchTimeout is LaunchTimeout; a test shortens it.
+var launchTimeout = LaunchTimeout
+
 // DefaultOutputLimit is how much of each output stream Run keeps (of
 // stderr, Start) when [Cmd].OutputLimit is 0.
 const DefaultOutputLimit = 1 << 20
@@ -73,7 +89,7 @@ type Cmd struct {
 	Roots         *fsroot.Set   // required: Run refuses a nil set
 	Env           envscrub.Spec // what the child's environment holds beyond the defaults
 	Stdin         []byte        // nil: the child reads end of file at once; must be nil with Start
-	Timeout       time.Duration // required, > 0; with Start, the process's maximum lifetime
+	Timeout       time.Duration // required, > 0; counted from the process's start; with Start, its maximum lifetime
 	OutputLimit   int           // per stream kept; 0 means DefaultOutputLimit
 	Strict        bool          // reject shell operators in Program and Args
 	Isolation     Isolation     // requested; "" means None
@@ -102,7 +118,7 @@ type Result struct {
 	Signal                           string // e.g. "killed", empty if it exited
 	Stdout, Stderr                   []byte // each up to the output limit
 	StdoutTruncated, StderrTruncated bool   // the stream went on beyond the limit
-	TimedOut                         bool   // killed because Timeout (or ctx's deadline) passed
+	TimedOut                         bool   // killed because Timeout (from the start) or ctx's deadline passed
 	Isolation                        Isolation
 	Duration                         time.Duration
 	// MemoryKilled reports that the kernel killed a process of the child's
@@ -132,6 +148,9 @@ var (
 	// ErrNoCgroups reports that [Cmd].Limits cannot be enforced here: no
 	// cgroup hierarchy is writable.
 	ErrNoCgroups = errors.New("no writable cgroup hierarchy: resource limits cannot be enforced")
+	// ErrLaunchTimeout reports a launch that took longer than
+	// [LaunchTimeout]: the command did not run, or was killed at once.
+	ErrLaunchTimeout = errors.New("launch timed out")
 )
 
 // shellOperators are refused in strict mode, as a whole argument or inside
@@ -147,16 +166,13 @@ const waitDelay = 500 * time.Millisecond
 // Run runs c.Program and waits for it. It returns an error, and runs nothing,
 // when the input is bad, the working directory is outside the roots or not a
 // directory, an environment variable is refused, the program is not found,
-// or the requested isolation is unavailable (without AllowFallback). For a
-// process that ran, it returns a Result and a nil error, whatever the exit
-// code, also when the process timed out or ctx was cancelled; the caller
-// reads ctx.Err() to tell a cancellation apart.
+// or the requested isolation is unavailable (without AllowFallback); and
+// when ctx ends, or LaunchTimeout passes, before the process has started.
+// For a process that ran, it returns a Result and a nil error, whatever the
+// exit code, also when the process timed out or ctx was cancelled; the
+// caller reads ctx.Err() to tell a cancellation apart.
 func Run(ctx context.Context, c Cmd) (Result, error) {
-	p, err := prepare(c)
-	if err != nil {
-		return Result{}, fmt.Errorf("spawn %q: %w", c.Program, err)
-	}
-	res, err := p.run(ctx)
+	res, err := runWith(ctx, func() (*prepared, error) { return prepare(c) })
 	if err != nil {
 		return res, fmt.Errorf("spawn %q: %w", c.Program, err)
 	}

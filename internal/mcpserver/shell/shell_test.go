@@ -9,8 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,6 +118,70 @@ func TestTimeout(t *testing.T) {
 	_, text, isError = call(t, cs, map[string]any{"program": "true", "timeout_ms": 0})
 	if !isError || !strings.Contains(text, "timeout_ms") {
 		t.Errorf("zero timeout: %q %v", text, isError)
+	}
+}
+
+// TestOneMillisecondTimeout: timeout_ms 1, the smallest a call may ask
+// for, times the command out: the result says timed_out, never a tool
+// error, 200 times in a row, also with every core busy and with many
+// descriptors open, which slow the launch. The timeout counts the command
+// from its start, not the launch before it.
+func TestOneMillisecondTimeout(t *testing.T) {
+	tr := escapetest.New(t)
+	cs := start(t, Options{Roots: roots(t, tr.Allowed)})
+	for _, load := range []struct {
+		name  string
+		setup func(t *testing.T)
+	}{
+		{"idle", func(*testing.T) {}},
+		{"busy", busy},
+		{"descriptors", descriptors},
+	} {
+		t.Run(load.name, func(t *testing.T) {
+			load.setup(t)
+			for i := range 200 {
+				out, text, isError := call(t, cs, map[string]any{"program": "/bin/sleep", "args": []string{"1"}, "timeout_ms": 1})
+				if isError || !out.TimedOut || out.ExitCode != -1 || out.Signal != "killed" {
+					t.Fatalf("call %d: isError=%v %+v %q; want timed_out", i, isError, out, text)
+				}
+			}
+		})
+	}
+}
+
+// busy keeps every core busy until the test ends.
+func busy(t *testing.T) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for !stop.Load() {
+			}
+		})
+	}
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+}
+
+// descriptors opens 2,000 descriptors without close-on-exec, as inherited
+// ones would be, until the test ends: each launch looks at every one.
+func descriptors(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var fds []int
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+	})
+	for range 2000 {
+		fd, err := syscall.Dup(int(f.Fd())) // dup clears close-on-exec
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, fd)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/netip"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +104,8 @@ type Options struct {
 	// nil means the system's roots.
 	TLS *tls.Config
 	// LocalCA, if set, is trusted besides the system's roots for the
-	// allowed local origins, and for no other host (see LoadLocalCA).
+	// allowed local origins (their servers and the icons there), and for
+	// no other host (see LoadLocalCA and tlsFor).
 	LocalCA *x509.CertPool
 	// Resolver is for tests that make a name resolve to a private address;
 	// nil means the system's resolver.
@@ -140,17 +141,42 @@ func NewManager(o Options) *Manager {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	// Icons come from public hosts, or from the allowed local origins. The
-	// fetcher gets its own copy of the TLS configuration: net/http writes
-	// to it, and the runtime reads o.TLS.
-	var allow []netip.Prefix
-	for _, origin := range o.Policy.LocalOrigins {
-		allow = append(allow, o.Policy.allowFor(origin)...)
+	m := &Manager{o: o, now: time.Now}
+	m.icons = logo.NewFetcher(m.iconClient())
+	return m
+}
+
+// iconClient is the client icons are fetched with. An icon at an allowed
+// local origin is reached as a server at that origin is (allowFor, tlsFor):
+// that origin's address, trusting the local CA besides the system's roots;
+// any other icon at a public address only, with the system's roots. Each
+// has a netguard client of its own, made here once.
+func (m *Manager) iconClient() *http.Client {
+	reach := func(rawURL string) http.RoundTripper {
+		// Each gets its own copy of the TLS configuration: net/http
+		// writes to it.
+		return netguard.NewClient(netguard.Options{BlockPrivate: true, Schemes: netguard.HTTPSOnly,
+			Allow: m.o.Policy.allowFor(rawURL), TLS: m.tlsFor(rawURL).Clone(), Resolver: m.o.Resolver}).Transport
 	}
-	icons := logo.NewFetcher(netguard.NewClient(netguard.Options{
-		BlockPrivate: true, Schemes: netguard.HTTPSOnly, Allow: allow, Timeout: 10 * time.Second, TLS: o.TLS.Clone(), Resolver: o.Resolver,
-	}))
-	return &Manager{o: o, now: time.Now, icons: icons}
+	t := &byOrigin{local: map[string]http.RoundTripper{}, public: reach("")}
+	for _, o := range m.o.Policy.LocalOrigins {
+		t.local[o] = reach(o)
+	}
+	return &http.Client{Transport: t, Timeout: 10 * time.Second}
+}
+
+// byOrigin sends a request through the transport of its origin, if it has
+// one, else through public.
+type byOrigin struct {
+	local  map[string]http.RoundTripper
+	public http.RoundTripper
+}
+
+func (t *byOrigin) RoundTrip(r *http.Request) (*http.Response, error) {
+	if rt, ok := t.local[origin(r.URL)]; ok {
+		return rt.RoundTrip(r)
+	}
+	return t.public.RoundTrip(r)
 }
 
 // A NameTakenError reports a name another server has.

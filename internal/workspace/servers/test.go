@@ -134,9 +134,10 @@ func (m *Manager) spec(id int64, c Config, fp string, sec Secrets) runtime.Spec 
 	return s
 }
 
-// tlsFor is the TLS configuration for a server at rawURL: the local CA's
-// certificates are trusted, besides the system's, for an allowed local
-// origin only.
+// tlsFor is the TLS configuration for a server, or an icon, at rawURL: the
+// one place that decides whom zero serve's connections to servers and icons
+// trust. The local CA's certificates (--local-ca) are trusted, besides the
+// system's, for an allowed local origin only.
 func (m *Manager) tlsFor(rawURL string) *tls.Config {
 	if m.o.TLS != nil {
 		return m.o.TLS
