@@ -482,7 +482,7 @@ func checkBatch(out []byte, oids []string, kind string) ([][]byte, error) {
 		head, rest, ok := bytes.Cut(out, []byte("\n"))
 		fields := strings.Fields(string(head))
 		if !ok || len(fields) != 3 || fields[0] != oid {
-			return nil, fmt.Errorf("%w: object %s is missing", ErrCorrupt, oid)
+			return nil, fmt.Errorf("%w: the host did not send the %s %s, or sent another in its place", ErrCorrupt, kind, oid)
 		}
 		size, err := strconv.Atoi(fields[2])
 		if err != nil || size < 0 || size > len(rest) {
