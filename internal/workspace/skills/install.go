@@ -241,7 +241,8 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 // each its own file: a path the set holds twice (a crafted tree can name
 // an entry twice), two paths a file system that folds case or Unicode
 // forms takes for one (SKILL.md and skill.md), and a path that is a file
-// and a folder too. Staging would fail on them, or write one over another.
+// and a folder too. Staging, which never writes over a file, would fail on
+// them, and a person reviewing could not tell which file is which.
 func collisions(files []gitsource.File) []string {
 	key := func(p string) string { return norm.NFC.String(cases.Fold().String(p)) }
 	type seen struct {
