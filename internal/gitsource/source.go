@@ -215,9 +215,9 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 // only its message tells (an object that does not check is also caught by
 // Zero's own check as it reads, whatever git says; see reader.objects).
 // The first entry whose text is in git's stderr, lower-cased, wins.
-// TestSnapshotLyingHost makes a git host do each of the first four and
-// the last four; TestSnapshotRefusals meets the others that a test can
-// make without a DNS query.
+// TestSnapshotLyingHost makes a git host say each of the first four and
+// the last four; TestSnapshotRefusals makes it say one of each other kind
+// (unreachable, access refused, no such repository).
 var gitSays = []struct {
 	text string
 	err  error
