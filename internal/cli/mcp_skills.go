@@ -11,9 +11,11 @@ import (
 func mcpSkillsCommand() *Command {
 	return mcpServerCommand("skills", "[--workspace DIR]",
 		"discover and read Agent Skills in a workspace (default: the working directory); never runs them",
-		`Skills finds Agent Skills (folders with a SKILL.md in the workspace, in
-.zero/skills or in .claude/skills), returns their instructions and resource
-paths, flags hidden content, and never runs anything.
+		`Skills finds Agent Skills, folders with a SKILL.md, in
+`+skills.Where+`
+(of two of one name, the one found first is used), returns their
+instructions and resource paths, flags hidden content, and never runs
+anything.
 `,
 		func(fs *flag.FlagSet) configureFunc {
 			workspace := fs.String("workspace", "", "the workspace `DIR` holding the skills (default: the working directory)")

@@ -54,17 +54,36 @@ func run(ctx context.Context, roots *fsroot.Set, dir string, stdin []byte, extra
 	if err != nil {
 		return nil, "", err
 	}
-	stderr := tail(res.Stderr, 500)
+	stderr, cmd := tail(res.Stderr, 500), command(args)
 	if res.TimedOut {
-		return res.Stdout, stderr, fmt.Errorf("git %s: %w after %s", args[0], ErrTimeout, timeout)
+		return res.Stdout, stderr, fmt.Errorf("git %s: %w after %s", cmd, ErrTimeout, timeout)
 	}
 	if res.StdoutTruncated {
-		return res.Stdout, stderr, fmt.Errorf("git %s: %w: its output went past %d bytes", args[0], ErrLimit, limit)
+		return res.Stdout, stderr, fmt.Errorf("git %s: %w: its output went past %d bytes", cmd, ErrLimit, limit)
 	}
 	if res.ExitCode != 0 {
-		return res.Stdout, stderr, fmt.Errorf("git %s: exit %d: %s", args[0], res.ExitCode, stderr)
+		return res.Stdout, stderr, &exitError{cmd: cmd, code: res.ExitCode, stderr: stderr}
 	}
 	return res.Stdout, stderr, nil
+}
+
+// An exitError is git's exit with a status other than 0.
+type exitError struct {
+	cmd    string // the git command, such as fetch
+	code   int    // -1: killed by a signal
+	stderr string // its end
+}
+
+func (e *exitError) Error() string {
+	return fmt.Sprintf("git %s: exit %d: %s", e.cmd, e.code, e.stderr)
+}
+
+// command is the git command args run, past the -c options before it.
+func command(args []string) string {
+	for len(args) > 2 && args[0] == "-c" {
+		args = args[2:]
+	}
+	return args[0]
 }
 
 func tail(b []byte, n int) string {

@@ -29,11 +29,17 @@ var (
 	ErrNotFound    = errors.New("not found")
 	ErrAuth        = errors.New("the host refused access: the repository is private, or the token cannot read it")
 	ErrUnreachable = errors.New("the host could not be reached")
+	ErrHost        = errors.New("the host failed: its answer was an error, broke off, or was not git")
 	ErrTimeout     = errors.New("timed out")
 	ErrLimit       = errors.New("over a limit")
-	ErrCorrupt     = errors.New("an object does not match its id")
+	ErrCorrupt     = errors.New("an object is missing or does not match its id")
 	ErrSymlink     = errors.New("symbolic links are refused")
 	ErrSubmodule   = errors.New("submodules are refused")
+
+	// errNoObject: the host has no object of an id asked for. Its callers
+	// say what that means: a commit not found, or a host whose own trees
+	// name what it does not have.
+	errNoObject = errors.New("the host has no such object")
 )
 
 // Limits bound one snapshot.
@@ -171,10 +177,10 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 		return "", err
 	}
 	defer done()
-	out, stderr, err := run(ctx, roots, ".", nil, AuthEnv(remote, s.Token), s.timeout(), 1<<20,
+	out, _, err := run(ctx, roots, ".", nil, AuthEnv(remote, s.Token), s.timeout(), 1<<20,
 		"ls-remote", "--quiet", "--", remote, "refs/heads/"+ref, "refs/tags/"+ref, "refs/tags/"+ref+"^{}")
 	if err != nil {
-		return "", classify(err, stderr, repo)
+		return "", classify(err, repo)
 	}
 	var branch, tag, peeled string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -205,20 +211,67 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 	return "", fmt.Errorf("%w: %s has no branch or tag %q", ErrNotFound, repo, ref)
 }
 
-// classify says why git failed, from its stderr.
-func classify(err error, stderr, repo string) error {
-	low := strings.ToLower(stderr)
-	switch {
-	case errors.Is(err, ErrTimeout), errors.Is(err, ErrLimit):
+// gitSays maps what git says to why it failed, for the failures that
+// only its message tells (an object that does not check is also caught by
+// Zero's own check as it reads, whatever git says; see reader.objects).
+// The first entry whose text is in git's stderr, lower-cased, wins.
+// TestSnapshotLyingHost makes a git host say each of the first four and
+// the last four; TestSnapshotRefusals makes it say one of each other kind
+// (unreachable, access refused, no such repository).
+var gitSays = []struct {
+	text string
+	err  error
+}{
+	// The host sent other objects than those asked for (fetch's check of
+	// what it received), its own copy is corrupt, or its pack does not check.
+	{"did not send all necessary objects", ErrCorrupt},
+	{"possible repository corruption on the remote side", ErrCorrupt},
+	{"index-pack failed", ErrCorrupt},
+	{"not our ref", errNoObject},
+
+	{"could not resolve host", ErrUnreachable},
+	{"failed to connect", ErrUnreachable},
+	{"connection refused", ErrUnreachable},
+	{"couldn't connect", ErrUnreachable},
+	{"network is unreachable", ErrUnreachable},
+
+	{"authentication failed", ErrAuth},
+	{"could not read username", ErrAuth},
+	{"returned error: 401", ErrAuth},
+	{"returned error: 403", ErrAuth},
+
+	{"not found", ErrNotFound},
+	{"returned error: 404", ErrNotFound},
+	{"does not appear to be a git repository", ErrNotFound},
+
+	// The host answered with a server error (to a fetch, "RPC failed"),
+	// broke its answer off, or sent something that is not git's protocol.
+	{"rpc failed", ErrHost},
+	{"returned error: 5", ErrHost},
+	{"bytes of body are still expected", ErrHost},
+	{"bad line length character", ErrHost},
+}
+
+// classify says why git failed, from its stderr. A timeout, a limit or a
+// git that did not start is err as it is, and so is a message gitSays does
+// not know.
+func classify(err error, repo string) error {
+	var exit *exitError
+	if !errors.As(err, &exit) {
 		return err
-	case strings.Contains(low, "could not resolve host"), strings.Contains(low, "failed to connect"),
-		strings.Contains(low, "connection refused"), strings.Contains(low, "couldn't connect"), strings.Contains(low, "network is unreachable"):
-		return fmt.Errorf("%w: %s", ErrUnreachable, stderr)
-	case strings.Contains(low, "authentication failed"), strings.Contains(low, "could not read username"),
-		strings.Contains(low, "returned error: 401"), strings.Contains(low, "returned error: 403"):
-		return fmt.Errorf("%w (%s)", ErrAuth, repo)
-	case strings.Contains(low, "not found"), strings.Contains(low, "returned error: 404"), strings.Contains(low, "does not appear to be a git repository"):
-		return fmt.Errorf("%w: repository %s (a private one needs GH_TOKEN or GITHUB_TOKEN)", ErrNotFound, repo)
+	}
+	low := strings.ToLower(exit.stderr)
+	for _, says := range gitSays {
+		if !strings.Contains(low, says.text) {
+			continue
+		}
+		switch says.err {
+		case ErrAuth:
+			return fmt.Errorf("%w (%s)", ErrAuth, repo)
+		case ErrNotFound:
+			return fmt.Errorf("%w: repository %s (a private one needs GH_TOKEN or GITHUB_TOKEN)", ErrNotFound, repo)
+		}
+		return fmt.Errorf("%w: git %s: %s", says.err, exit.cmd, exit.stderr)
 	}
 	return err
 }
@@ -269,25 +322,33 @@ func (s *Source) Snapshot(ctx context.Context, repo, commit, folder string, root
 	}
 	defer done()
 	auth := AuthEnv(remote, s.Token)
-	g := func(stdin []byte, limit int, args ...string) ([]byte, error) {
-		out, stderr, err := run(ctx, roots, ".", stdin, auth, s.timeout(), limit, args...)
-		if err != nil {
-			return nil, classify(err, stderr, repo)
-		}
-		return out, nil
+	// git runs git in the work repository; a failure that is not an exit
+	// (a timeout, a limit, a git that did not start) gives no output.
+	git := func(stdin []byte, limit int, args ...string) ([]byte, error) {
+		out, _, err := run(ctx, roots, ".", stdin, auth, s.timeout(), limit, args...)
+		return out, err
 	}
-	if _, err := g(nil, 0, "init", "--quiet", "--bare", "."); err != nil {
+	// fetch fetches ids from the host, blobless (shallow: without the
+	// commits' parents), and says why it could not.
+	fetch := func(shallow bool, ids ...string) error {
+		args := []string{"-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+			"--recurse-submodules=no", "--filter=blob:none"}
+		if shallow {
+			args = append(args, "--depth=1")
+		}
+		_, err := git(nil, 0, append(append(args, "--", remote), ids...)...)
+		return classify(err, repo)
+	}
+	if _, err := git(nil, 0, "init", "--quiet", "--bare", "."); err != nil {
 		return nil, err
 	}
-	fetch := []string{"-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-		"--recurse-submodules=no", "--filter=blob:none"}
-	if _, err := g(nil, 0, append(fetch, "--depth=1", "--", remote, commit)...); err != nil {
-		if strings.Contains(err.Error(), "not our ref") || strings.Contains(err.Error(), "couldn't find remote ref") {
+	if err := fetch(true, commit); err != nil {
+		if errors.Is(err, errNoObject) {
 			return nil, fmt.Errorf("%w: commit %s in %s (it was force-pushed away, or never there)", ErrNotFound, commit, repo)
 		}
 		return nil, err
 	}
-	r := &reader{g: g, limit: s.Limits}
+	r := &reader{git: git, limit: s.Limits}
 	snap := &Snapshot{Repo: repo, Commit: commit, Folder: folder}
 	body, err := r.object(commit, "commit")
 	if err != nil {
@@ -326,11 +387,14 @@ func (s *Source) Snapshot(ctx context.Context, repo, commit, folder string, root
 	}
 	want := append(append([]entry(nil), blobs...), roots2...)
 	if len(want) > 0 {
-		args := append(fetch, "--", remote)
-		for _, e := range want {
-			args = append(args, e.oid)
+		ids := make([]string, len(want))
+		for i, e := range want {
+			ids[i] = e.oid
 		}
-		if _, err := g(nil, 0, args...); err != nil {
+		if err := fetch(false, ids...); err != nil {
+			if errors.Is(err, errNoObject) {
+				return nil, fmt.Errorf("%w: the host does not have files its own trees name (%v)", ErrCorrupt, err)
+			}
 			return nil, err
 		}
 	}
@@ -371,7 +435,7 @@ func (s *Source) Snapshot(ctx context.Context, repo, commit, folder string, root
 // A reader reads objects of the work repository, each checked against its
 // id.
 type reader struct {
-	g     func(stdin []byte, limit int, args ...string) ([]byte, error)
+	git   func(stdin []byte, limit int, args ...string) ([]byte, error)
 	limit Limits
 }
 
@@ -387,7 +451,9 @@ func (r *reader) object(oid, kind string) ([]byte, error) {
 
 // objects returns the bodies of objects oids, in order, each of kind,
 // after checking that the SHA-1 of "KIND SIZE\x00BODY" is its id: Zero's
-// own check, not git's word.
+// own check, not git's word. An object that is not there is ErrCorrupt by
+// that check too, whatever git's exit: cat-file stops at it (and dies
+// asking the host for it, in a partial repository that may not ask).
 func (r *reader) objects(oids []string, kind string) ([][]byte, error) {
 	if len(oids) == 0 {
 		return nil, nil
@@ -396,16 +462,27 @@ func (r *reader) objects(oids []string, kind string) ([][]byte, error) {
 	if r.limit.Bytes > 0 {
 		limit = int(r.limit.Bytes) + len(oids)*128 + 1
 	}
-	out, err := r.g([]byte(strings.Join(oids, "\n")+"\n"), limit, "cat-file", "--batch")
-	if err != nil {
+	out, err := r.git([]byte(strings.Join(oids, "\n")+"\n"), limit, "cat-file", "--batch")
+	var exit *exitError
+	if err != nil && !errors.As(err, &exit) {
 		return nil, err
 	}
+	bodies, cerr := checkBatch(out, oids, kind)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return bodies, err
+}
+
+// checkBatch reads cat-file --batch's out: the bodies of oids, in order,
+// each of kind and hashing to its id.
+func checkBatch(out []byte, oids []string, kind string) ([][]byte, error) {
 	bodies := make([][]byte, 0, len(oids))
 	for _, oid := range oids {
 		head, rest, ok := bytes.Cut(out, []byte("\n"))
 		fields := strings.Fields(string(head))
 		if !ok || len(fields) != 3 || fields[0] != oid {
-			return nil, fmt.Errorf("%w: object %s is missing", ErrCorrupt, oid)
+			return nil, fmt.Errorf("%w: the host did not send the %s %s, or sent another in its place", ErrCorrupt, kind, oid)
 		}
 		size, err := strconv.Atoi(fields[2])
 		if err != nil || size < 0 || size > len(rest) {

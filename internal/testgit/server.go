@@ -3,6 +3,7 @@ package testgit
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -130,4 +131,37 @@ func Plant(t testing.TB, dir, oid, kind, body string) {
 	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Object writes an object of kind with body in the repository dir as it
+// is, unchecked (a tree may name an entry twice, as no git writes one),
+// and returns its id.
+func Object(t testing.TB, dir, kind string, body []byte) string {
+	t.Helper()
+	cmd := exec.Command("git", "hash-object", "-t", kind, "-w", "--literally", "--stdin")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hash-object: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Tree writes a tree of entries, each "MODE NAME ID" (a mode such as
+// 100644 or 40000; the id is after the last space), in the order given
+// and unchecked, in the repository dir, and returns its id.
+func Tree(t testing.TB, dir string, entries ...string) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, e := range entries {
+		i, j := strings.IndexByte(e, ' '), strings.LastIndexByte(e, ' ')
+		id, err := hex.DecodeString(e[j+1:])
+		if i < 0 || i == j || err != nil || len(id) != 20 {
+			t.Fatalf("tree entry %q: want MODE NAME ID", e)
+		}
+		fmt.Fprintf(&b, "%s %s\x00%s", e[:i], e[i+1:j], id)
+	}
+	return Object(t, dir, "tree", b.Bytes())
 }

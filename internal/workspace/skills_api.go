@@ -69,7 +69,7 @@ func skillError(err error) error {
 		return fail(http.StatusNotFound, "not_found", "%v", err)
 	case errors.Is(err, gitsource.ErrAuth):
 		return fail(http.StatusForbidden, "repository_refused", "%v", err)
-	case errors.Is(err, gitsource.ErrUnreachable), errors.Is(err, gitsource.ErrTimeout):
+	case errors.Is(err, gitsource.ErrUnreachable), errors.Is(err, gitsource.ErrHost), errors.Is(err, gitsource.ErrTimeout):
 		return fail(http.StatusBadGateway, "host_unreachable", "%v", err)
 	case errors.Is(err, gitsource.ErrCorrupt):
 		return fail(http.StatusBadGateway, "object_mismatch", "%v", err)

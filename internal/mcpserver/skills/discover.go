@@ -23,8 +23,18 @@ type place struct {
 	dedicated bool
 }
 
-// places are searched in this order; list_skills lists skills in it.
-var places = []place{{".", false}, {".zero/skills", true}, {".claude/skills", true}}
+// places are searched in this order, and list_skills lists skills in it:
+// Zero's own folder, then the Agent Skills convention's (.agents/skills
+// first, as agents look), then the workspace itself, where a folder with a
+// SKILL.md is the least likely to be meant as one. Of two skills of one
+// name, the one found first is used (see shadow).
+var places = []place{
+	{".zero/skills", true}, {".agents/skills", true}, {".claude/skills", true}, {".opencode/skills", true}, {".", false},
+}
+
+// Where says where the server looks, in its order, for the tools' and the
+// CLI's texts.
+const Where = ".zero/skills, .agents/skills, .claude/skills, .opencode/skills, then the workspace itself"
 
 const (
 	// maxPlaceEntries bounds the entries read from one place.
@@ -52,9 +62,16 @@ type catalog struct {
 // discover searches every place for skills. It reads nothing outside the
 // workspace: each place, folder and SKILL.md is resolved through the
 // workspace's fsroot set, and a link leading out is reported, not followed.
+// A folder reached more than once (through a link, or from two places) is
+// one skill, listed once: where it is valid, first (a link named otherwise
+// than the folder it leads to is not, so it never hides the folder), else
+// where it was first reached.
 func (s *server) discover() *catalog {
 	c := &catalog{}
-	seen := map[string]bool{} // canonical folders already found
+	var reached []*found
+	folders := map[string]bool{} // canonical folders reached
+	n := 0                       // skills reached, each folder once
+search:
 	for _, pl := range places {
 		names, err := s.subfolders(pl.dir)
 		if err != nil {
@@ -65,22 +82,43 @@ func (s *server) discover() *catalog {
 			if f == nil {
 				continue
 			}
-			if f.dir != nil {
-				if seen[f.dir.Abs] {
-					continue // the same folder reached again, through a link
+			if f.dir == nil || !folders[f.dir.Abs] {
+				if n == maxSkills {
+					c.problems = append(c.problems, fmt.Sprintf("more than %d skills; the rest are not listed", maxSkills))
+					break search
 				}
-				seen[f.dir.Abs] = true
+				n++
+				if f.dir != nil {
+					folders[f.dir.Abs] = true
+				}
 			}
-			if len(c.skills) == maxSkills {
-				c.problems = append(c.problems, fmt.Sprintf("more than %d skills; the rest are not listed", maxSkills))
-				markConflicts(c.skills)
-				return c
-			}
-			c.skills = append(c.skills, f)
+			reached = append(reached, f)
 		}
 	}
-	markConflicts(c.skills)
+	c.skills = once(reached)
+	shadow(c.skills)
 	return c
+}
+
+// once keeps one of each folder's reaches, in order: its first valid one,
+// else its first.
+func once(reached []*found) []*found {
+	keep := map[string]*found{}
+	for _, f := range reached {
+		if f.dir == nil {
+			continue
+		}
+		if k, ok := keep[f.dir.Abs]; !ok || (k.err != nil && f.err == nil) {
+			keep[f.dir.Abs] = f
+		}
+	}
+	var out []*found
+	for _, f := range reached {
+		if f.dir == nil || keep[f.dir.Abs] == f {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // subfolders returns the sorted names in the place dir that are directories
@@ -174,28 +212,21 @@ func (s *server) examine(pl place, name string) *found {
 	return f
 }
 
-// markConflicts marks every valid skill whose name another valid skill
-// shares: a client could not tell which one it asked for.
-func markConflicts(skills []*found) {
-	byName := map[string][]*found{}
+// shadow marks every valid skill whose name a valid skill found before it
+// (in an earlier place) has: only the first is used, and the others are
+// listed with the reason. Two skills of one name are never in one place: a
+// valid skill's name is its folder's.
+func shadow(skills []*found) {
+	first := map[string]*found{}
 	for _, f := range skills {
-		if f.err == nil {
-			byName[f.name] = append(byName[f.name], f)
-		}
-	}
-	for _, group := range byName {
-		if len(group) < 2 {
+		if f.err != nil {
 			continue
 		}
-		for _, f := range group {
-			var others []string
-			for _, o := range group {
-				if o != f {
-					others = append(others, o.location)
-				}
-			}
-			f.err = fmt.Errorf("conflict: the skill at %s has the same name; rename or remove one of them", strings.Join(others, ", "))
+		if w, ok := first[f.name]; ok {
+			f.err = fmt.Errorf("shadowed: the skill at %s has the same name and comes first; this one is not used", w.location)
+			continue
 		}
+		first[f.name] = f
 	}
 }
 

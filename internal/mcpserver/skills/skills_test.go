@@ -114,11 +114,19 @@ func errorsOf(out listOutput) map[string]string {
 	return m
 }
 
-func TestDiscoveryInAllThreePlaces(t *testing.T) {
+// TestDiscoveryInEveryPlace: skills are found in .zero/skills,
+// .agents/skills, .claude/skills, .opencode/skills and the workspace
+// itself, with the same checks in each, and listed in that order.
+func TestDiscoveryInEveryPlace(t *testing.T) {
 	ws := tree(t, map[string]string{
-		"alpha/SKILL.md":                md("alpha", "Root skill.", "A"),
-		".zero/skills/beta/SKILL.md":    md("beta", "Zero skill.", "B"),
-		".claude/skills/gamma/SKILL.md": md("gamma", "Claude skill.", "C"),
+		"alpha/SKILL.md":                    md("alpha", "Root skill.", "A"),
+		".zero/skills/beta/SKILL.md":        md("beta", "Zero skill.", "B"),
+		".claude/skills/gamma/SKILL.md":     md("gamma", "Claude skill.", "C"),
+		".agents/skills/delta/SKILL.md":     md("delta", "Agents skill.", "D"),
+		".opencode/skills/epsilon/SKILL.md": md("epsilon", "OpenCode skill.", "E"),
+		".agents/skills/Bad/SKILL.md":       md("Bad", "d", ""),
+		".opencode/skills/late/SKILL.md":    "no frontmatter",
+		".agents/skills/deep/er/SKILL.md":   md("er", "d", ""),
 		// Invalid ones, listed with their error.
 		"bad-yaml/SKILL.md":                     "---\nname: bad-yaml\ndescription: [unclosed\n---\n",
 		".zero/skills/no-frontmatter/SKILL.md":  "# Just Markdown\n",
@@ -126,7 +134,7 @@ func TestDiscoveryInAllThreePlaces(t *testing.T) {
 		".claude/skills/Upper/SKILL.md":         md("Upper", "d", ""),
 		".zero/skills/huge/SKILL.md":            md("huge", "d", strings.Repeat("x", 1<<20)),
 		".zero/skills/dir-not-file/SKILL.md/":   "",
-		// The same name in two places: both conflict.
+		// The same name in two places: the first place's is used.
 		".zero/skills/dup/SKILL.md":   md("dup", "First.", ""),
 		".claude/skills/dup/SKILL.md": md("dup", "Second.", ""),
 		// The same folder reached twice, through a link inside: listed once.
@@ -146,36 +154,49 @@ func TestDiscoveryInAllThreePlaces(t *testing.T) {
 		"bad-yaml":                     "frontmatter: invalid YAML near line 2: did not find expected ',' or ']'",
 		".zero/skills/beta":            "ok",
 		".zero/skills/dir-not-file":    ".zero/skills/dir-not-file/SKILL.md: is a directory",
-		".zero/skills/dup":             "conflict: the skill at .claude/skills/dup has the same name; rename or remove one of them",
+		".zero/skills/dup":             "ok",
 		".zero/skills/huge":            ".zero/skills/huge/SKILL.md: 1048610 bytes is more than the 1048576 bytes a whole-file read returns",
 		".zero/skills/no-frontmatter":  "SKILL.md must start with YAML frontmatter: a line ---, the fields, and a line ---",
+		".agents/skills/delta":         "ok",
+		".agents/skills/Bad":           `name: "Bad" may hold only lower-case letters a-z, digits and hyphens`,
 		".claude/skills/Upper":         `name: "Upper" may hold only lower-case letters a-z, digits and hyphens`,
-		".claude/skills/dup":           "conflict: the skill at .zero/skills/dup has the same name; rename or remove one of them",
+		".claude/skills/dup":           "shadowed: the skill at .zero/skills/dup has the same name and comes first; this one is not used",
 		".claude/skills/gamma":         "ok",
 		".claude/skills/unknown-field": `frontmatter line 4: unknown field "version" (allowed: name, description, license, compatibility, metadata, allowed-tools)`,
+		".opencode/skills/epsilon":     "ok",
+		".opencode/skills/late":        "SKILL.md must start with YAML frontmatter: a line ---, the fields, and a line ---",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("list_skills mismatch (-want +got):\n%s", diff)
 	}
 	out := list(t, cs)
-	if out.Skills[0].Name != "alpha" || out.Skills[0].Description != "Root skill." {
-		t.Errorf("first skill = %+v, want alpha with its description", out.Skills[0])
+	var valid []string
+	for _, s := range out.Skills {
+		if s.Error == "" {
+			valid = append(valid, s.Location+": "+s.Description)
+		}
 	}
-	// Conflicting and invalid skills cannot be activated; valid ones can.
+	wantValid := []string{".zero/skills/beta: Zero skill.", ".zero/skills/dup: First.", ".agents/skills/delta: Agents skill.",
+		".claude/skills/gamma: Claude skill.", ".opencode/skills/epsilon: OpenCode skill.", "alpha: Root skill."}
+	if diff := cmp.Diff(wantValid, valid); diff != "" {
+		t.Errorf("the valid skills, in order (-want +got):\n%s", diff)
+	}
+	// Invalid skills cannot be activated; valid ones can.
 	for name, want := range map[string]string{
-		"dup":      "conflict",
 		"huge":     "more than the 1048576",
 		"bad-yaml": "frontmatter: invalid YAML",
 		"nested":   `no skill named "nested"`,
 		"deeper":   `no skill named "deeper"`,
 		"lower":    `no skill named "lower"`,
+		"er":       `no skill named "er"`,
+		"late":     "SKILL.md must start with YAML frontmatter",
 	} {
 		text, isErr := call(t, cs, "activate_skill", map[string]any{"name": name}, nil)
 		if !isErr || !strings.Contains(text, want) {
 			t.Errorf("activate_skill(%s) = %q (error %v), want an error containing %q", name, text, isErr, want)
 		}
 	}
-	for _, name := range []string{"alpha", "beta", "gamma"} {
+	for _, name := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
 		if text, isErr := call(t, cs, "activate_skill", map[string]any{"name": name}, nil); isErr {
 			t.Errorf("activate_skill(%s): %s", name, text)
 		}
@@ -231,8 +252,10 @@ func TestEscapingLinksRejected(t *testing.T) {
 		".zero/skills/res/secret.txt":   "-> " + filepath.Join(outside, "secret.txt"),
 		".zero/skills/res/outdir":       "-> " + outside,
 		".zero/skills/res/sub/deep.txt": "-> ../../../../../" + filepath.Base(outside) + "/secret.txt",
-		// A whole place that is a link out.
-		".claude/skills": "-> " + filepath.Join(outside, "place"),
+		".agents/skills/away":           "-> " + filepath.Join(outside, "outside"),
+		// Whole places that are links out.
+		".claude/skills":   "-> " + filepath.Join(outside, "place"),
+		".opencode/skills": "-> " + filepath.Join(outside, "place"),
 		// A link out directly in the workspace: not listed, not read.
 		"rootlink": "-> " + filepath.Join(outside, "outside"),
 	})
@@ -243,11 +266,13 @@ func TestEscapingLinksRejected(t *testing.T) {
 		".zero/skills/outside": "the skill folder is a symbolic link leading outside the workspace; it is not read",
 		".zero/skills/mdlink":  "SKILL.md is a symbolic link leading outside the workspace; it is not read",
 		".zero/skills/res":     "ok",
+		".agents/skills/away":  "the skill folder is a symbolic link leading outside the workspace; it is not read",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("list_skills mismatch (-want +got):\n%s", diff)
 	}
-	wantProblems := []string{".claude/skills is a symbolic link leading outside the workspace; skills in it are not read"}
+	wantProblems := []string{".claude/skills is a symbolic link leading outside the workspace; skills in it are not read",
+		".opencode/skills is a symbolic link leading outside the workspace; skills in it are not read"}
 	if diff := cmp.Diff(wantProblems, out.Problems); diff != "" {
 		t.Errorf("problems mismatch (-want +got):\n%s", diff)
 	}
@@ -318,6 +343,90 @@ func TestLinksInsideWork(t *testing.T) {
 	call(t, cs, "activate_skill", map[string]any{"name": "own"}, &act)
 	if diff := cmp.Diff([]string{"alias.md", "docs/guide.md"}, act.Resources); diff != "" {
 		t.Errorf("resources mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLinkNeverHidesSkill: a folder reached more than once, through a
+// link or from two places, is one skill, listed once where it is valid,
+// under its own name: a link named otherwise (.claude/skills/alias -> real,
+// issue 28) never hides it.
+func TestLinkNeverHidesSkill(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  map[string]string // location: error or "ok"
+	}{
+		{"an alias beside its folder", map[string]string{
+			".claude/skills/real/SKILL.md": md("real", "The real one.", "Body"),
+			".claude/skills/alias":         "-> real",
+		}, map[string]string{".claude/skills/real": "ok"}},
+		{"an alias in an earlier place", map[string]string{
+			".claude/skills/real/SKILL.md": md("real", "The real one.", "Body"),
+			".agents/skills/alias":         "-> ../../.claude/skills/real",
+		}, map[string]string{".claude/skills/real": "ok"}},
+		{"an alias into the workspace's own folder", map[string]string{
+			"real/SKILL.md":          md("real", "The real one.", "Body"),
+			".zero/skills/a-link":    "-> ../../real",
+			".opencode/skills/other": "-> ../../real",
+		}, map[string]string{"real": "ok"}},
+		{"a place that is a link to another", map[string]string{
+			".agents/skills/real/SKILL.md": md("real", "The real one.", "Body"),
+			".claude/skills":               "-> ../.agents/skills",
+		}, map[string]string{".agents/skills/real": "ok"}},
+		{"a link of the same name, in an earlier place", map[string]string{
+			".claude/skills/real/SKILL.md": md("real", "The real one.", "Body"),
+			".agents/skills/real":          "-> ../../.claude/skills/real",
+		}, map[string]string{".agents/skills/real": "ok"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := start(t, tree(t, c.files))
+			if diff := cmp.Diff(c.want, errorsOf(list(t, cs))); diff != "" {
+				t.Errorf("list_skills mismatch (-want +got):\n%s", diff)
+			}
+			var act activateOutput
+			if text, isErr := call(t, cs, "activate_skill", map[string]any{"name": "real"}, &act); isErr || act.Body != "Body" {
+				t.Errorf("activate_skill(real) = %q, %+v", text, act)
+			}
+			if text, isErr := call(t, cs, "activate_skill", map[string]any{"name": "alias"}, nil); !isErr || !strings.Contains(text, `no skill named "alias"`) {
+				t.Errorf("activate_skill(alias) = %q", text)
+			}
+		})
+	}
+}
+
+// TestSearchOrder: of skills of one name in several places, the first
+// place's is used (.zero/skills, .agents/skills, .claude/skills,
+// .opencode/skills, the workspace itself), and each other is listed as
+// shadowed by it; an invalid one shadows nothing. Removing the one used
+// makes the next place's the one used.
+func TestSearchOrder(t *testing.T) {
+	order := []string{".zero/skills/pdf", ".agents/skills/pdf", ".claude/skills/pdf", ".opencode/skills/pdf", "pdf"}
+	files := map[string]string{".zero/skills/broken/SKILL.md": "---\nname: broken\n---\n", ".claude/skills/broken/SKILL.md": md("broken", "Valid.", "")}
+	for _, loc := range order {
+		files[loc+"/SKILL.md"] = md("pdf", "From "+loc+".", "Body of "+loc)
+	}
+	ws := tree(t, files)
+	cs := start(t, ws)
+	for i, used := range order {
+		got := errorsOf(list(t, cs))
+		want := map[string]string{".zero/skills/broken": "description: required", ".claude/skills/broken": "ok", used: "ok"}
+		for _, loc := range order[i+1:] {
+			want[loc] = "shadowed: the skill at " + used + " has the same name and comes first; this one is not used"
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("with %s first: list_skills mismatch (-want +got):\n%s", used, diff)
+		}
+		var act activateOutput
+		if text, isErr := call(t, cs, "activate_skill", map[string]any{"name": "pdf"}, &act); isErr || act.Location != used || act.Body != "Body of "+used {
+			t.Errorf("with %s first: activate_skill(pdf) = %q, %+v", used, text, act)
+		}
+		if err := os.RemoveAll(filepath.Join(ws, used)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var act activateOutput
+	if text, isErr := call(t, cs, "activate_skill", map[string]any{"name": "broken"}, &act); isErr || act.Location != ".claude/skills/broken" {
+		t.Errorf("activate_skill(broken) = %q, %+v", text, act)
 	}
 }
 

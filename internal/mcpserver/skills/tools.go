@@ -86,8 +86,8 @@ func (s *server) addTools(srv *mcp.Server) {
 		return &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: in, OutputSchema: out, Annotations: readOnly(title)}
 	}
 	mcpserver.AddTool(srv, tool("list_skills", "List Skills",
-		"List the Agent Skills in this workspace: folders holding a SKILL.md, directly in the workspace, in "+
-			".zero/skills or in .claude/skills. Each has a name, a description saying when to use it, and its "+
+		"List the Agent Skills in this workspace: folders holding a SKILL.md, in "+Where+" (of two skills of "+
+			"one name, the one found first is used). Each has a name, a description saying when to use it, and its "+
 			"location relative to the workspace; an invalid skill is listed with its error instead of being hidden. "+
 			"A skill whose SKILL.md holds hidden content (invisible characters, HTML comments, encoded blobs) says so.",
 		emptySchema, listOutputSchema), s.listSkills)
@@ -225,7 +225,7 @@ func (s *server) listSkills(_ context.Context, _ *mcp.CallToolRequest, _ *noArgs
 		out.Skills = append(out.Skills, l)
 	}
 	if len(c.skills) == 0 {
-		text.WriteString("No skills in this workspace: none of its folders, nor those in .zero/skills or .claude/skills, holds a SKILL.md.\n")
+		text.WriteString("No skills in this workspace: no folder in " + Where + " holds a SKILL.md.\n")
 	}
 	for _, p := range c.problems {
 		fmt.Fprintf(&text, "Note: %s\n", p)

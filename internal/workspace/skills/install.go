@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/gitsource"
@@ -222,6 +224,7 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 			p.Problems = append(p.Problems, "SKILL.md: "+err.Error())
 		}
 	}
+	p.Problems = append(p.Problems, collisions(snap.Files)...)
 	if !p.Licence.Copyable() {
 		p.Problems = append(p.Problems, "its licence does not let Zero copy it ("+string(p.Licence.Class)+"): read it on the host instead")
 	}
@@ -232,6 +235,41 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 		}
 	}
 	return p
+}
+
+// collisions says which files of a set cannot be written as one folder,
+// each its own file: a path the set holds twice (a crafted tree can name
+// an entry twice), two paths a file system that folds case or Unicode
+// forms takes for one (SKILL.md and skill.md), and a path that is a file
+// and a folder too. Staging, which never writes over a file, would fail on
+// them, and a person reviewing could not tell which file is which.
+func collisions(files []gitsource.File) []string {
+	key := func(p string) string { return norm.NFC.String(cases.Fold().String(p)) }
+	type seen struct {
+		path string
+		dir  bool
+	}
+	at := map[string]seen{}
+	var out []string
+	for _, f := range files {
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			if s, ok := at[key(d)]; ok && !s.dir {
+				out = append(out, fmt.Sprintf("%+q is a file and a folder", s.path))
+			} else if ok {
+				continue
+			}
+			at[key(d)] = seen{d, true}
+		}
+		switch s, ok := at[key(f.Path)]; {
+		case ok && s.dir:
+			out = append(out, fmt.Sprintf("%+q is a file and a folder", f.Path))
+		case ok:
+			out = append(out, fmt.Sprintf("two files would be one on disk: %+q and %+q", s.path, f.Path))
+		default:
+			at[key(f.Path)] = seen{f.Path, false}
+		}
+	}
+	return out
 }
 
 // webURL is where a person reads the folder at the commit on the host.
