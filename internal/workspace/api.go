@@ -74,6 +74,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("POST /api/servers/{id}/tools/{name}/enable", w.api(approval, w.switchTool(true)))
 	mux.Handle("POST /api/servers/{id}/tools/{name}/disable", w.api(approval, w.switchTool(false)))
 	mux.Handle("POST /api/servers/{id}/debug-log", w.api(approval, w.setDebugLog))
+	mux.Handle("POST /api/servers/{id}/max-calls", w.api(approval, w.setMaxCalls))
 
 	mux.Handle("GET /api/tokens", w.api(owner, w.listTokens))
 	mux.Handle("POST /api/tokens", w.api(approval, w.createToken))
@@ -215,6 +216,8 @@ func (w *Workspace) translate(err error) *apiError {
 		return fail(http.StatusNotFound, "not_found", "%v", err)
 	case errors.Is(err, servers.ErrDisabled):
 		return fail(http.StatusConflict, "server_disabled", "%v", err)
+	case errors.Is(err, servers.ErrMaxCalls):
+		return fail(http.StatusBadRequest, "bad_request", "%v", err)
 	case errors.Is(err, secrets.ErrOpen):
 		return fail(http.StatusConflict, "secret_unavailable",
 			"a stored secret was not sealed for this configuration's approved fingerprint; set the secret again and approve")
@@ -482,6 +485,16 @@ func (w *Workspace) setDebugLog(r *http.Request, c *auth.Caller) (any, error) {
 		return nil, err
 	}
 	return w.servers.SetDebugLog(r.Context(), c.Actor(), id, req.Enabled)
+}
+
+func (w *Workspace) setMaxCalls(r *http.Request, c *auth.Caller) (any, error) {
+	id, req, err := idAndBody[struct {
+		MaxCalls int `json:"max_calls"`
+	}](r, c)
+	if err != nil {
+		return nil, err
+	}
+	return w.servers.SetMaxCalls(r.Context(), c.Actor(), id, req.MaxCalls)
 }
 
 func (w *Workspace) deleteServer(r *http.Request, c *auth.Caller) (any, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +46,7 @@ var notices = map[string]string{
 	"tool_off":         "The tool is switched off: no caller is offered it.",
 	"debug_on":         "The debug log is on: arguments and results of this server's calls are kept, redacted, in memory.",
 	"debug_off":        "The debug log is off.",
+	"max_calls":        "The most calls at once is saved: calls that start from now on wait for a free one.",
 	"deleted":          "Deleted, with its stored secrets.",
 	"revoked":          "The token is revoked.",
 	"provider_saved":   "The provider is saved.",
@@ -85,6 +87,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /servers/{id}/tools/approve", w.page(approval, w.approveToolsPage))
 	mux.Handle("POST /servers/{id}/tools/switch", w.page(approval, w.switchPage("tool", w.toolSwitch)))
 	mux.Handle("POST /servers/{id}/debug-log", w.page(approval, w.switchPage("debug", w.debugSwitch)))
+	mux.Handle("POST /servers/{id}/max-calls", w.page(approval, w.maxCallsPage))
 
 	mux.Handle("GET /tokens", w.page(owner, w.tokensPage))
 	mux.Handle("POST /tokens", w.page(approval, w.createTokenPage))
@@ -846,6 +849,18 @@ func (w *Workspace) toolSwitch(r *http.Request, c *auth.Caller, id int64, on boo
 
 func (w *Workspace) debugSwitch(r *http.Request, c *auth.Caller, id int64, on bool) (servers.Server, error) {
 	return w.servers.SetDebugLog(r.Context(), c.Actor(), id, on)
+}
+
+func (w *Workspace) maxCallsPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	n, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("max_calls")))
+	if err != nil {
+		return fmt.Errorf("%w: %q", servers.ErrMaxCalls, r.PostFormValue("max_calls"))
+	}
+	done := "max_calls"
+	return w.serverAction(rw, r, c, &done, func(id int64) error {
+		_, err := w.servers.SetMaxCalls(r.Context(), c.Actor(), id, n)
+		return err
+	})
 }
 
 func (w *Workspace) deleteServerPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {

@@ -36,12 +36,13 @@ const endWait = time.Second
 // A server is the pool's entry for one server: its running connection if
 // any, its call slots, its backoff and its logs.
 type server struct {
-	rt    *Runtime
-	id    int64
-	slots chan struct{}
-	logs  *logs
+	rt   *Runtime
+	id   int64
+	logs *logs
 
-	mu        sync.Mutex
+	mu    sync.Mutex
+	slots chan struct{} // one per call in flight, of the bound it was made for
+
 	cur       *conn
 	conns     map[*conn]bool // every pool connection not yet ended: cur and the retiring ones
 	starting  *attempt
@@ -86,18 +87,26 @@ type conn struct {
 	res      spawn.Result  // how the process ended; set before ended is closed
 }
 
-// acquire takes a call slot of the server and one of the runtime, waiting
-// for them within ctx, and returns their release.
-func (s *server) acquire(ctx context.Context) (func(), error) {
+// acquire takes a call slot of the server, which has limit of them, and
+// one of the runtime's, waiting for them within ctx, and returns their
+// release. Another limit makes new slots: the calls holding the old ones
+// finish on them.
+func (s *server) acquire(ctx context.Context, limit int) (func(), error) {
+	s.mu.Lock()
+	if cap(s.slots) != limit {
+		s.slots = make(chan struct{}, limit)
+	}
+	slots := s.slots
+	s.mu.Unlock()
 	select {
-	case s.slots <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
 	case s.rt.slots <- struct{}{}:
 	case <-ctx.Done():
-		<-s.slots
+		<-slots
 		return nil, ctx.Err()
 	}
 	s.mu.Lock()
@@ -109,7 +118,7 @@ func (s *server) acquire(ctx context.Context) (func(), error) {
 	s.mu.Unlock()
 	return func() {
 		<-s.rt.slots
-		<-s.slots
+		<-slots
 		s.mu.Lock()
 		s.inflight--
 		s.armIdleLocked()

@@ -81,8 +81,11 @@ const (
 	DefaultIdleTimeout  = 5 * time.Minute  // a server with no call for this long is stopped
 	DefaultCallTimeout  = 60 * time.Second // one call, waiting for a slot and starting the server included
 	DefaultStartTimeout = 30 * time.Second // starting a server: spawn or connect, initialize, list tools
-	DefaultMaxPerServer = 4                // calls in flight to one server
-	DefaultMaxTotal     = 32               // calls in flight to all servers
+	DefaultMaxPerServer = 16               // calls in flight to one server, unless its Spec says otherwise
+	DefaultMaxTotal     = 64               // calls in flight to all servers
+
+	// MaxPerServerLimit is the largest Spec.MaxCalls.
+	MaxPerServerLimit = 64
 
 	// MaxLifetime bounds how long one run of a server lasts (spawn's
 	// lifetime of a stdio server, netguard's exchange of an SSE stream);
@@ -136,7 +139,7 @@ type Options struct {
 	IdleTimeout  time.Duration // 0: DefaultIdleTimeout
 	CallTimeout  time.Duration // 0: DefaultCallTimeout
 	StartTimeout time.Duration // 0: DefaultStartTimeout
-	MaxPerServer int           // 0: DefaultMaxPerServer
+	MaxPerServer int           // 0: DefaultMaxPerServer; a Spec's MaxCalls comes first
 	MaxTotal     int           // 0: DefaultMaxTotal
 }
 
@@ -280,10 +283,18 @@ func (r *Runtime) entry(id int64) (*server, error) {
 	}
 	s := r.servers[id]
 	if s == nil {
-		s = &server{rt: r, id: id, slots: make(chan struct{}, r.o.MaxPerServer), logs: newLogs(), conns: map[*conn]bool{}}
+		s = &server{rt: r, id: id, logs: newLogs(), conns: map[*conn]bool{}}
 		r.servers[id] = s
 	}
 	return s, nil
+}
+
+// maxCalls is the most calls in flight to the server s describes.
+func (r *Runtime) maxCalls(s Spec) int {
+	if s.MaxCalls > 0 {
+		return min(s.MaxCalls, MaxPerServerLimit)
+	}
+	return r.o.MaxPerServer
 }
 
 // An Outcome is how a call ended, as the audit log records it.
@@ -351,7 +362,7 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 	if err != nil {
 		return nil, nil, Unavailable, err
 	}
-	release, err := srv.acquire(ctx)
+	release, err := srv.acquire(ctx, r.maxCalls(s))
 	if err != nil {
 		return nil, nil, ctxOutcome(ctx), fmt.Errorf("server %q: waiting for a free slot: %w", s.Name, err)
 	}

@@ -341,6 +341,35 @@ func TestConcurrencyBounds(t *testing.T) {
 	}
 }
 
+// TestMaxCallsOfASpec: a Spec's MaxCalls bounds the calls in flight to its
+// server in place of the runtime's default, and a new bound applies to the
+// calls that start after it.
+func TestMaxCallsOfASpec(t *testing.T) {
+	f := newFixture(t, Options{MaxPerServer: 2, MaxTotal: 20})
+	s := f.spec(1)
+	batch := func(n int) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if _, err := f.rt.Call(f.ctx, s, "slow", json.RawMessage(`{"ms":150}`), "test"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	s.MaxCalls = 3
+	batch(9)
+	if perServer, _ := f.maxInFlight(); perServer != 3 {
+		t.Errorf("most in flight under MaxCalls 3: %d", perServer)
+	}
+	s.MaxCalls = 6
+	batch(12)
+	if perServer, _ := f.maxInFlight(); perServer != 6 {
+		t.Errorf("most in flight under MaxCalls 6: %d", perServer)
+	}
+}
+
 // TestWaitForSlotHonoursContext: a call waiting for a slot gives up when
 // its context ends, and the server never sees it.
 func TestWaitForSlotHonoursContext(t *testing.T) {

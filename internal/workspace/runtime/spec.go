@@ -63,6 +63,10 @@ type Spec struct {
 	Disabled []string
 	// Debug keeps the arguments and results of calls in the debug log.
 	Debug bool
+	// MaxCalls bounds the calls in flight to the server (the owner's
+	// setting); 0 means Options.MaxPerServer, and it is at most
+	// MaxPerServerLimit. A change applies to the calls that start after it.
+	MaxCalls int
 	// MaxResult bounds a result's bytes instead of MaxResultBytes, for a
 	// caller that keeps long results itself (a thread keeps them in a
 	// file); 0 means MaxResultBytes, and it is at most MaxResultLimit.

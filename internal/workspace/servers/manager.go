@@ -83,6 +83,9 @@ type Server struct {
 	ListedToolSetHash string         `json:"listed_tool_set_hash,omitempty"`
 	DisabledTools     []string       `json:"disabled_tools"`
 	DebugLog          bool           `json:"debug_log"`
+	// MaxCalls is the most calls the workspace makes to the server at
+	// once (SetMaxCalls); more wait their turn.
+	MaxCalls int `json:"max_calls"`
 }
 
 // A StoredSecret names a stored secret value and who set it (an audit
@@ -564,6 +567,7 @@ type row struct {
 	config           Config
 	approved         string
 	enabled, debug   bool
+	maxCalls         int
 	status           string
 	lastError        string
 	logo             string
@@ -573,7 +577,7 @@ type row struct {
 func scanRow(scan func(...any) error) (*row, error) {
 	var r row
 	var cfg string
-	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.debug, &r.status, &r.lastError, &r.logo, &r.created, &r.updated); err != nil {
+	if err := scan(&r.id, &cfg, &r.approved, &r.enabled, &r.debug, &r.maxCalls, &r.status, &r.lastError, &r.logo, &r.created, &r.updated); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(cfg), &r.config); err != nil {
@@ -582,7 +586,7 @@ func scanRow(scan func(...any) error) (*row, error) {
 	return &r, nil
 }
 
-const selectRow = `SELECT id, config, approved_fingerprint, enabled, debug_log, status, last_error, logo, created_at, updated_at FROM servers`
+const selectRow = `SELECT id, config, approved_fingerprint, enabled, debug_log, max_calls, status, last_error, logo, created_at, updated_at FROM servers`
 
 // loadRows returns the servers selectRow followed by where (a WHERE and
 // ORDER BY clause) selects.
@@ -763,7 +767,7 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Server, error) {
 		Approved:            r.approved != "" && r.approved == fp && r.config.Fingerprint() == fp,
 		ApprovedFingerprint: r.approved, Enabled: r.enabled, Status: r.status, LastError: r.lastError, Logo: r.logo,
 		CreatedAt: r.created, UpdatedAt: r.updated, EnvSecrets: []string{}, HeaderSecrets: []string{},
-		Secrets: []StoredSecret{}, DebugLog: r.debug,
+		Secrets: []StoredSecret{}, DebugLog: r.debug, MaxCalls: maxCallsOf(r.maxCalls),
 	}
 	if err := m.toolsView(ctx, q, r, &s); err != nil {
 		return Server{}, err

@@ -14,6 +14,9 @@ import (
 )
 
 var (
+	// ErrMaxCalls reports a bound of calls at once out of its range.
+	ErrMaxCalls = fmt.Errorf("the most calls at once is a whole number from 1 to %d, or 0 for the default (%d)",
+		runtime.MaxPerServerLimit, runtime.DefaultMaxPerServer)
 	// ErrDisabled reports a server that is switched off: nothing runs it.
 	ErrDisabled = errors.New("the server is disabled")
 	// ErrNoSuchTool reports a tool that is neither in a server's approved
@@ -282,6 +285,29 @@ func (m *Manager) SetDebugLog(ctx context.Context, actor string, id int64, on bo
 	})
 }
 
+// SetMaxCalls sets the most calls the workspace makes to server id at
+// once, from 1 to runtime.MaxPerServerLimit; 0 goes back to the default
+// (runtime.DefaultMaxPerServer). More calls wait their turn, within their
+// own timeout. It approves nothing and needs no approval: it bounds what
+// runs, it does not change what runs.
+func (m *Manager) SetMaxCalls(ctx context.Context, actor string, id int64, n int) (Server, error) {
+	if n < 0 || n > runtime.MaxPerServerLimit {
+		return Server{}, fmt.Errorf("%w: %d", ErrMaxCalls, n)
+	}
+	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+		_, err := tx.ExecContext(ctx, `UPDATE servers SET max_calls = ?, updated_at = ? WHERE id = ?`, n, stamp(m.now()), id)
+		return "server.max_calls", map[string]string{"max_calls": strconv.Itoa(maxCallsOf(n))}, err
+	})
+}
+
+// maxCallsOf is a stored max_calls as it applies: 0 is the default.
+func maxCallsOf(n int) int {
+	if n <= 0 {
+		return runtime.DefaultMaxPerServer
+	}
+	return n
+}
+
 // Runnable returns how the runtime reaches server id: it must be enabled
 // (else ErrDisabled), its configuration as it would run now (its program
 // resolved afresh, today's policy applied) the approved and saved one (else
@@ -325,7 +351,7 @@ func (m *Manager) runnable(ctx context.Context, cur *row, epoch uint64) (runtime
 	if s.Disabled, err = toolsOff(ctx, m.o.DB, cur.id); err != nil {
 		return runtime.Spec{}, err
 	}
-	s.Debug, s.Epoch = cur.debug, epoch
+	s.Debug, s.Epoch, s.MaxCalls = cur.debug, epoch, maxCallsOf(cur.maxCalls)
 	return s, nil
 }
 

@@ -230,6 +230,9 @@ var migrations = []string{
 		id     INTEGER PRIMARY KEY CHECK (id = 1),
 		sealed BLOB NOT NULL
 	);`,
+	// 17: the most calls in flight to one server at once, the owner's
+	// setting (0: the runtime's default).
+	`ALTER TABLE servers ADD COLUMN max_calls INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open opens (creating it if need be) the database file at path and
