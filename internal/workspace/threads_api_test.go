@@ -212,6 +212,22 @@ func TestThreadFullRun(t *testing.T) {
 	}
 }
 
+// TestThreadModelErrorSaysOnce: a provider's error in the middle of a
+// stream ends the run failed, and the run and its event say it once,
+// "model response: ...".
+func TestThreadModelErrorSaysOnce(t *testing.T) {
+	f := newThreadFixture(t, true)
+	f.ms.Push(modeltest.Reply{Text: "Half an answer", Error: "overloaded"})
+	f.run("hello")
+	g := f.ended()
+	const want = "the model: model response: bad response from the model: the stream carried an error: overloaded"
+	var end threads.RunEvent
+	json.Unmarshal(g.Events[len(g.Events)-1].Body, &end)
+	if g.Run.Status != threads.Failed || g.Run.Error != want || end.Error != want {
+		t.Errorf("the run: %+v, its event %+v, want the error %q", g.Run, end, want)
+	}
+}
+
 // TestThreadHistories: a declined call, a cancel in the middle of a run,
 // an approval that expired and a server that crashed in the middle of a
 // call each leave a history the provider takes when the next run re-sends
