@@ -6,6 +6,7 @@
 package threads
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -22,12 +23,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/zero-dev/zero/internal/database"
+	"github.com/zero-dev/zero/internal/model"
 )
 
 // Bounds.
 const (
-	MaxTitle     = 200     // bytes of a title
-	MaxEventBody = 1 << 20 // bytes of one event's JSON body
+	MaxTitle = 200 // bytes of a title
+	// MaxEventBody bounds one event's body as stored (see marshal): 8
+	// MiB, as much as a model's whole answer on the wire. Each input
+	// fits: a prompt of MaxPrompt bytes is at most 1.5 MiB stored (a
+	// control character is written \u00XX), a call's arguments of
+	// MaxArgs bytes at most 6 MiB. A model's answer over it ends the run.
+	MaxEventBody = model.MaxResponseBody
 )
 
 // RuntimeHost is the one runtime built: tools run on this machine.
@@ -104,6 +111,20 @@ type Store struct {
 // (created, mode 0700, if missing).
 func New(db *sql.DB, dir string) *Store {
 	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat, pg: database.DialectOf(db) == database.PostgreSQL}
+}
+
+// marshal is the one JSON encoding of what a thread stores and streams:
+// encoding/json's without its HTML escaping, so that <, > and & take one
+// byte each, as they did when they were sent. Quotes, backslashes and
+// control characters are escaped as JSON must.
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
@@ -288,8 +309,11 @@ func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, 
 		if d.Kind == "" || len(d.Kind) > 64 {
 			return nil, fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
 		}
-		if len(d.Body) > MaxEventBody || !json.Valid(d.Body) {
-			return nil, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
+		if len(d.Body) > MaxEventBody {
+			return nil, fmt.Errorf("%w: an event body of %d bytes, over the %d bytes an event holds", ErrInvalid, len(d.Body), MaxEventBody)
+		}
+		if !json.Valid(d.Body) {
+			return nil, fmt.Errorf("%w: an event body that is not one JSON value", ErrInvalid)
 		}
 	}
 	st, err := s.appendStatements(ctx) // before the transaction, which may hold the one connection
@@ -496,6 +520,7 @@ func (s *Store) ExportJSONL(ctx context.Context, id int64, w io.Writer) error {
 		return err
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // as the events are stored (see marshal)
 	for _, e := range events {
 		if err := enc.Encode(e); err != nil {
 			return err
