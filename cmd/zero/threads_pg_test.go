@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
+	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
+	"github.com/zero-dev/zero/internal/workspace/servers"
+	"github.com/zero-dev/zero/internal/workspace/threads"
 )
 
 // sse is one server-sent event.
@@ -56,6 +60,18 @@ func streamThread(ctx context.Context, r *replica, id int64, got func(sse) bool)
 		}
 	}
 	return fmt.Errorf("the stream ended: %v", sc.Err())
+}
+
+// threadGot is GET /api/threads/{id}: its run's status and its events.
+type threadGot struct {
+	Run struct {
+		Status string `json:"status"`
+	} `json:"run"`
+	Events []struct {
+		Seq  int64           `json:"seq"`
+		Kind string          `json:"kind"`
+		Body json.RawMessage `json:"body"`
+	} `json:"events"`
 }
 
 // TestThreadRunSurvivesKill9: a thread's run started on replica A blocks
@@ -118,16 +134,7 @@ func TestThreadRunSurvivesKill9(t *testing.T) {
 		t.Fatalf("B's stream: %v (got %d events)", err, len(streamed))
 	}
 
-	var got struct {
-		Run struct {
-			Status string `json:"status"`
-		} `json:"run"`
-		Events []struct {
-			Seq  int64           `json:"seq"`
-			Kind string          `json:"kind"`
-			Body json.RawMessage `json:"body"`
-		} `json:"events"`
-	}
+	var got threadGot
 	b.api(t, "GET", "/api/threads/"+strconv.FormatInt(th.ID, 10), nil, &got)
 	if got.Run.Status != "completed" {
 		t.Errorf("the run is %s", got.Run.Status)
@@ -178,5 +185,90 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not come in %s", what, d)
 		}
+	}
+}
+
+// TestThreadTakeoverEndsApproval: a thread's run waits for the approval of
+// a tool call on replica A; A gets SIGKILL; replica B takes the run over
+// and cancels the approval. The thread's events (GET, on B) and a stream
+// on B show the approval pending, then cancelled by zero, once; the call
+// gets its placeholder, and the run completes on B.
+func TestThreadTakeoverEndsApproval(t *testing.T) {
+	env, _ := replicaEnv(t)
+	a := startReplica(t, env)
+	ms := modeltest.New(t)
+	ms.Push(
+		modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("call_1", "tools__echo", `{"x":1}`)}},
+		modeltest.Reply{Text: "Answered on B."},
+	)
+	cfg := servers.Config{Name: "tools", Kind: servers.KindStdio, Command: runtimetest.Toolserver(t)}
+	var p servers.Preview
+	a.api(t, "POST", "/api/servers/preview", map[string]any{"config": cfg}, &p)
+	var created struct {
+		Server servers.Server `json:"server"`
+	}
+	a.api(t, "POST", "/api/servers", map[string]any{"config": cfg, "fingerprint": p.Fingerprint, "enable": true}, &created)
+	a.api(t, "POST", fmt.Sprint("/api/servers/", created.Server.ID, "/test"), nil, &struct{}{})
+	a.api(t, "POST", "/api/providers", map[string]string{"name": "local", "base_url": ms.BaseURL(), "default_model": "scripted-1"}, &struct{}{})
+	var th struct {
+		ID int64 `json:"id"`
+	}
+	a.api(t, "POST", "/api/threads", map[string]string{"title": "takeover", "provider": "local"}, &th)
+	path := "/api/threads/" + strconv.FormatInt(th.ID, 10)
+	a.api(t, "POST", path+"/runs", map[string]string{"prompt": "Echo x=1, please."}, &struct{}{})
+
+	// approvals are the approval events of g: "ID STATUS by WHO" each.
+	approvals := func(g threadGot) []string {
+		var out []string
+		for _, e := range g.Events {
+			var a threads.ApprovalEvent
+			if e.Kind == threads.KindApproval && json.Unmarshal(e.Body, &a) == nil {
+				out = append(out, fmt.Sprintf("%d %s by %s", a.Approval, a.Status, a.By))
+			}
+		}
+		return out
+	}
+	var g threadGot
+	waitFor(t, 30*time.Second, "the pending approval on A", func() bool {
+		a.api(t, "GET", path, nil, &g)
+		return g.Run.Status == threads.WaitingApproval && len(approvals(g)) == 1
+	})
+	pending := approvals(g)[0]
+
+	b := startReplica(t, env)
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Wait()
+	waitFor(t, 60*time.Second, "the run's end on B", func() bool {
+		b.api(t, "GET", path, nil, &g)
+		return g.Run.Status != threads.Running && g.Run.Status != threads.WaitingApproval
+	})
+	if g.Run.Status != threads.Completed {
+		t.Fatalf("the run is %s", g.Run.Status)
+	}
+	id := strings.Fields(pending)[0]
+	want := []string{id + " pending by ", id + " cancelled by zero"}
+	if got := approvals(g); !slices.Equal(got, want) {
+		t.Errorf("the approval events (GET):\n%q\nwant\n%q", got, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var streamed []string
+	err := streamThread(ctx, b, th.ID, func(e sse) bool {
+		var a threads.ApprovalEvent
+		if e.kind == threads.KindApproval && json.Unmarshal([]byte(e.data), &struct {
+			Body *threads.ApprovalEvent `json:"body"`
+		}{&a}) == nil {
+			streamed = append(streamed, fmt.Sprintf("%d %s by %s", a.Approval, a.Status, a.By))
+		}
+		return e.kind == "run" && strings.Contains(e.data, `"status":"completed"`)
+	})
+	if err != nil || !slices.Equal(streamed, want) {
+		t.Errorf("the approval events B streamed: %q, %v; want %q", streamed, err, want)
+	}
+	if r := ms.Refused(); len(r) > 0 {
+		t.Errorf("the model refused: %v", r)
 	}
 }

@@ -235,6 +235,21 @@ func TestMessageRoundTrip(t *testing.T) {
 	}
 }
 
+// TestMessageEscapesAsItsEncoder: a Message's <, > and & are escaped by
+// json.Marshal, and kept as they are by an Encoder that escapes no HTML.
+func TestMessageEscapesAsItsEncoder(t *testing.T) {
+	m := Message{Role: RoleAssistant, Content: "<b>&", ToolCalls: []ToolCall{{ID: "i", Type: "function", Function: FunctionCall{Name: "n", Arguments: `{"a":"<>&"}`}}}}
+	escaped, _ := json.Marshal(m)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(m)
+	want := `{"role":"assistant","content":"<b>&","tool_calls":[{"id":"i","type":"function","function":{"name":"n","arguments":"{\"a\":\"<>&\"}"}}]}` + "\n"
+	if b.String() != want || strings.ContainsAny(string(escaped), "<>&") {
+		t.Errorf("without HTML escaping:\n%s\nwant\n%s\njson.Marshal: %s", b.String(), want, escaped)
+	}
+}
+
 // TestChatStatusErrorHidesKey plants the key in the provider's error message
 // (as written and JSON-escaped) and in the URL path, and checks that the
 // error quotes the provider's message without the key.

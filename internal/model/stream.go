@@ -76,14 +76,14 @@ func readStream(body io.Reader, r redactor, onText func(string)) (Response, erro
 		}
 		var ch chunk
 		if err := json.Unmarshal(data, &ch); err != nil {
-			return fmt.Errorf("model response: %w: a chunk that is not JSON: %w", ErrResponse, err)
+			return fmt.Errorf("%w: a chunk that is not JSON: %w", ErrResponse, err)
 		}
 		if event == "error" || len(ch.Error) > 0 {
 			msg, _ := providerMessage(data)
 			if msg == "" {
 				msg = string(data)
 			}
-			return fmt.Errorf("model response: %w: the stream carried an error: %s", ErrResponse, r.quote(msg))
+			return fmt.Errorf("%w: the stream carried an error: %s", ErrResponse, r.quote(msg))
 		}
 		text, err := a.add(ch)
 		if err == nil && text != "" && onText != nil {
@@ -91,11 +91,13 @@ func readStream(body io.Reader, r redactor, onText func(string)) (Response, erro
 		}
 		return err
 	})
+	// Each error is said "model response: " once, here; those of the
+	// chunks, made above, do not say it.
 	switch {
 	case lim.N <= 0 || errors.Is(err, netguard.ErrBodyTooLarge):
-		return Response{}, fmt.Errorf("model response: %w: stream over %d MiB", ErrResponse, MaxResponseBody>>20)
+		err = fmt.Errorf("%w: stream over %d MiB", ErrResponse, MaxResponseBody>>20)
 	case errors.Is(err, sse.ErrTooLarge):
-		return Response{}, fmt.Errorf("model response: %w: %w", ErrResponse, err)
+		err = fmt.Errorf("%w: %w", ErrResponse, err)
 	case errors.Is(err, errDone), errors.Is(err, io.EOF):
 		return a.response()
 	}
@@ -162,7 +164,7 @@ func (a *accumulator) add(ch chunk) (string, error) {
 	var text strings.Builder
 	for _, c := range ch.Choices {
 		if c.Index != 0 {
-			return "", fmt.Errorf("model response: %w: a chunk of choice %d, want only choice 0", ErrResponse, c.Index)
+			return "", fmt.Errorf("%w: a chunk of choice %d, want only choice 0", ErrResponse, c.Index)
 		}
 		if c.Delta.Role != "" {
 			a.role = c.Delta.Role

@@ -154,7 +154,8 @@ func TestStreamKeepAlives(t *testing.T) {
 // TestStreamErrors: a stream that carries an error, ends without a finish
 // reason, holds a chunk that is not JSON or a nameless call, or is over the
 // bound, is an error wrapping ErrResponse, never a partial answer; the
-// provider's text is quoted with the key redacted.
+// provider's text is quoted with the key redacted; each error begins
+// "model response: " once.
 func TestStreamErrors(t *testing.T) {
 	text := `{"choices":[{"index":0,"delta":{"content":"partial"}}]}`
 	tests := []struct {
@@ -175,6 +176,9 @@ func TestStreamErrors(t *testing.T) {
 		resp, _, err := stream(t, tc.rep)
 		if !errors.Is(err, ErrResponse) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "sk-stream-secret") {
 			t.Errorf("%s: error %v, want ErrResponse saying %q", tc.name, err, tc.want)
+		}
+		if err != nil && (!strings.HasPrefix(err.Error(), "model response: ") || strings.Count(err.Error(), "model response") != 1) {
+			t.Errorf("%s: error %q, want it to begin \"model response: \" once", tc.name, err)
 		}
 		if resp.Message.Content != "" || resp.FinishReason != "" {
 			t.Errorf("%s: a partial answer %+v", tc.name, resp)

@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Roles of a [Message].
 const (
@@ -27,19 +30,26 @@ type Message struct {
 
 // MarshalJSON writes m, with null content for an assistant message that
 // only calls tools, as the API itself writes it. (A field added to Message
-// is added here too; TestMessageRoundTrip notices one that is not.)
+// is added here too; TestMessageRoundTrip notices one that is not.) It
+// writes <, > and & as they are, and leaves their escaping to the encoder
+// that called it: json.Marshal escapes them, an Encoder with
+// SetEscapeHTML(false) does not.
 func (m Message) MarshalJSON() ([]byte, error) {
 	content := &m.Content
 	if m.Content == "" && len(m.ToolCalls) > 0 {
 		content = nil
 	}
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		Role       string     `json:"role"`
 		Content    *string    `json:"content"`
 		ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 		ToolCallID string     `json:"tool_call_id,omitempty"`
 		Name       string     `json:"name,omitempty"`
 	}{m.Role, content, m.ToolCalls, m.ToolCallID, m.Name})
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // A ToolCall is the model asking for one tool to run.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,6 +211,78 @@ func TestThreadFullRun(t *testing.T) {
 				t.Errorf("the re-sent history: %d requests", len(reqs))
 			}
 		})
+	}
+}
+
+// TestThreadBoundsCountWhatWasSent: through the API, a prompt of 200 KB of
+// <, > and & (sent as they are, as a browser's JSON.stringify sends them)
+// is taken, and stored as it was sent; the model's call with 535 KB of
+// arguments, all <, asks, runs through the runtime, and the run goes on;
+// its call with 1 MiB + 1 byte of arguments is refused to the model in
+// the call's result, and the run completes with the model's next answer.
+// (The provider answers whole: streamed, the scripted server would send
+// 535 KB of arguments in one event, past the client's bound on one event.)
+func TestThreadBoundsCountWhatWasSent(t *testing.T) {
+	f := newThreadFixture(t, false)
+	prompt := strings.Repeat("<>&", 200_000/3)
+	big := `{"content":"` + strings.Repeat("<", 535_000) + `","path":"index.html"}`
+	over := `{"content":"` + strings.Repeat("x", threads.MaxArgs+1-len(`{"content":""}`)) + `"}`
+	f.ms.Push(modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("w1", "drifter__echo", big)}},
+		modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("w2", "drifter__echo", over)}},
+		modeltest.Reply{Text: "Both answered."})
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]string{"prompt": prompt})
+	st, data := f.ts.browser.do("POST", "/api/threads/"+f.thread+"/runs", nil, func(r *http.Request) {
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body.Bytes())), int64(body.Len())
+	})
+	if st != 201 {
+		t.Fatalf("a prompt of 200 KB of <, > and &: %d %.300s", st, data)
+	}
+	a := f.pending(0)
+	var args map[string]string
+	if json.Unmarshal(a.Arguments, &args); args["content"] != strings.Repeat("<", 535_000) {
+		t.Errorf("the approval's arguments: %.80s", a.Arguments)
+	}
+	f.ts.browser.must("POST", "/api/approvals/"+itoa(a.Approval), map[string]string{"answer": "once"}, 200, nil)
+	g := f.ended()
+	if g.Run.Status != threads.Completed {
+		t.Fatalf("the run: %+v", g.Run)
+	}
+	msgs := messagesOf(g)
+	if len(msgs) != 6 || msgs[0].Content != prompt || msgs[1].ToolCalls[0].Function.Arguments != big ||
+		!strings.HasPrefix(msgs[2].Content, "<tool_output") || msgs[3].ToolCalls[0].Function.Arguments != "{}" || msgs[5].Content != "Both answered." {
+		t.Fatalf("the messages: %d", len(msgs))
+	}
+	if !strings.Contains(msgs[4].Content, "they are 1048577 bytes, over the 1048576") {
+		t.Errorf("the result of the call over the bound: %q", msgs[4].Content)
+	}
+	if n := len(f.ts.records("tool.call")); n != 1 {
+		t.Errorf("%d tool calls, want the one under the bound", n)
+	}
+	if refused := f.ms.Refused(); len(refused) > 0 {
+		t.Errorf("the provider refused: %v", refused)
+	}
+	stored := must(f.ts.w.threads.Events(context.Background(), g.Thread.ID, 0))
+	if n := len(stored[0].Body); n > len(prompt)+64 {
+		t.Errorf("the prompt's event is %d bytes for a prompt of %d", n, len(prompt))
+	}
+}
+
+// TestThreadModelErrorSaysOnce: a provider's error in the middle of a
+// stream ends the run failed, and the run and its event say it once,
+// "model response: ...".
+func TestThreadModelErrorSaysOnce(t *testing.T) {
+	f := newThreadFixture(t, true)
+	f.ms.Push(modeltest.Reply{Text: "Half an answer", Error: "overloaded"})
+	f.run("hello")
+	g := f.ended()
+	const want = "the model: model response: bad response from the model: the stream carried an error: overloaded"
+	var end threads.RunEvent
+	json.Unmarshal(g.Events[len(g.Events)-1].Body, &end)
+	if g.Run.Status != threads.Failed || g.Run.Error != want || end.Error != want {
+		t.Errorf("the run: %+v, its event %+v, want the error %q", g.Run, end, want)
 	}
 }
 

@@ -30,6 +30,11 @@ type Reply struct {
 	// Pause, when set, is waited for (or the request's end) after the
 	// first piece of a streamed text, so that a test sees it streaming.
 	Pause chan struct{}
+	// Error, when set, is the provider's error message in place of the
+	// answer: in a stream, a chunk {"error":{"message":Error}} after the
+	// text's first piece, as providers send one mid-stream; otherwise a
+	// 400 answer with that error.
+	Error string
 }
 
 // Call is a tool call of name with arguments args (JSON).
@@ -127,6 +132,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		stream(w, r, rep)
 		return
 	}
+	if rep.Error != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": rep.Error}})
+		return
+	}
 	finish := "stop"
 	if len(rep.Calls) > 0 {
 		finish = "tool_calls"
@@ -167,9 +178,15 @@ func stream(w http.ResponseWriter, r *http.Request, rep Reply) {
 			"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}})
 	}
 	delta(map[string]any{"role": "assistant"}, nil)
+	half := len(rep.Text) / 2
 	if rep.Text != "" {
-		half := len(rep.Text) / 2
 		delta(map[string]any{"content": rep.Text[:half]}, nil)
+	}
+	if rep.Error != "" {
+		send(map[string]any{"error": map[string]string{"message": rep.Error}})
+		return
+	}
+	if rep.Text != "" {
 		if rep.Pause != nil {
 			select {
 			case <-rep.Pause:

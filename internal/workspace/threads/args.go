@@ -9,7 +9,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// MaxArgs bounds the arguments a model writes for one call.
+// MaxArgs bounds the arguments a model writes for one call, in bytes as it
+// wrote them.
 const MaxArgs = 1 << 20
 
 // ErrArgs reports arguments a call cannot run with.
@@ -51,8 +52,8 @@ func (s *Schema) Check(args string) (json.RawMessage, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	if len(args) > MaxArgs {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrArgs, MaxArgs)
+	if err := checkSize(args); err != nil {
+		return nil, err
 	}
 	var v map[string]any
 	if err := json.Unmarshal([]byte(args), &v); err != nil || v == nil {
@@ -61,7 +62,16 @@ func (s *Schema) Check(args string) (json.RawMessage, error) {
 	if err := s.resolved.Validate(v); err != nil {
 		return nil, fmt.Errorf("%w: they do not match the tool's input schema: %v", ErrArgs, err)
 	}
-	return json.Marshal(v)
+	return marshal(v)
+}
+
+// checkSize refuses arguments over MaxArgs bytes, counted as the model
+// wrote them.
+func checkSize(args string) error {
+	if len(args) > MaxArgs {
+		return fmt.Errorf("%w: they are %d bytes, over the %d bytes a call's arguments may be", ErrArgs, len(args), MaxArgs)
+	}
+	return nil
 }
 
 // Hints are what a tool's annotations say of it, with a missing hint read

@@ -3,6 +3,7 @@ package threads
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,16 @@ func TestCheckArgs(t *testing.T) {
 	}
 	if got, err := CheckArgs(json.RawMessage(`{"type":"object"}`), ""); err != nil || string(got) != "{}" {
 		t.Errorf("empty arguments: %s %v", got, err)
+	}
+	if got, err := CheckArgs(json.RawMessage(readSchema), `{"path": "<a&b>.html"}`); err != nil || string(got) != `{"path":"<a&b>.html"}` {
+		t.Errorf("<, > and & in the canonical form: %s %v", got, err)
+	}
+	at := `{"path":"` + strings.Repeat("x", MaxArgs-len(`{"path":""}`)) + `"}`
+	if _, err := CheckArgs(json.RawMessage(readSchema), at); err != nil {
+		t.Errorf("arguments of MaxArgs bytes: %v", err)
+	}
+	if _, err := CheckArgs(json.RawMessage(readSchema), at+" "); !errors.Is(err, ErrArgs) || !strings.Contains(err.Error(), "1048577 bytes") {
+		t.Errorf("arguments of MaxArgs+1 bytes: %v", err)
 	}
 	for _, args := range []string{
 		`{"head":3}`,                  // path is required

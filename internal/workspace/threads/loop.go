@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 	"github.com/zero-dev/zero/internal/model"
@@ -29,7 +30,7 @@ const (
 	DefaultRepeats = 3
 )
 
-// MaxPrompt bounds the text of a prompt.
+// MaxPrompt bounds the text of a prompt, in bytes as it was sent.
 const MaxPrompt = 256 << 10
 
 // Limits bound one run. Zero values take the defaults.
@@ -181,8 +182,8 @@ var errStopped = errors.New("the workspace stopped")
 // Start starts a run of st.Thread with st.Prompt as the user's message,
 // and returns it running: a thread with a run not ended gets ErrBusy.
 func (r *Runner) Start(ctx context.Context, st Start) (Run, error) {
-	if strings.TrimSpace(st.Prompt) == "" || len(st.Prompt) > MaxPrompt {
-		return Run{}, fmt.Errorf("%w: a prompt must be some text, at most %d bytes", ErrInvalid, MaxPrompt)
+	if strings.TrimSpace(st.Prompt) == "" || len(st.Prompt) > MaxPrompt || !utf8.ValidString(st.Prompt) {
+		return Run{}, fmt.Errorf("%w: a prompt must be some UTF-8 text, at most %d bytes", ErrInvalid, MaxPrompt)
 	}
 	if r.life.Err() != nil {
 		return Run{}, errStopped
@@ -430,11 +431,19 @@ func (l *loop) steps(ctx context.Context) (string, string) {
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		msg.ToolCalls = slices.Clone(msg.ToolCalls) // ids are given below; the answer's own slice stays as it was
+		// Arguments over their bound are refused before the answer is
+		// stored, and stored as {}: the call stays in the conversation,
+		// answered by the refusal, and the event stays within its bound.
+		refused := map[string]string{}
 		for i := range msg.ToolCalls {
 			c := &msg.ToolCalls[i]
 			c.Type = "function"
 			if c.ID == "" || l.callIDTaken(c.ID, msg.ToolCalls[:i]) {
 				c.ID = fmt.Sprintf("zero_%d_%d_%d", l.run.ID, step, i)
+			}
+			if err := checkSize(c.Function.Arguments); err != nil {
+				refused[c.ID] = refusal("not run: %v; they are not kept, and the call shows {} in their place", err)
+				c.Function.Arguments = "{}"
 			}
 		}
 		if err := l.answer(ctx, msg, resp.Usage); err != nil {
@@ -446,7 +455,10 @@ func (l *loop) steps(ctx context.Context) (string, string) {
 		}
 		for len(l.unanswered) > 0 {
 			c := l.unanswered[0]
-			res, end, why := l.call(ctx, c, byName)
+			res, end, why := refused[c.ID], "", ""
+			if res == "" {
+				res, end, why = l.call(ctx, c, byName)
+			}
 			if ctx.Err() != nil {
 				return Interrupted, "" // run reads the cause
 			}
@@ -495,14 +507,14 @@ func (l *loop) system() model.Message {
 // one transaction.
 func (l *loop) answer(ctx context.Context, msg model.Message, u model.Usage) error {
 	p, c := int64(max(u.PromptTokens, 0)), int64(max(u.CompletionTokens, 0))
-	body, err := json.Marshal(msg)
+	body, err := marshal(msg)
 	if err != nil {
 		return err
 	}
-	usage, _ := json.Marshal(UsageEvent{PromptTokens: p, CompletionTokens: c,
+	usage, _ := marshal(UsageEvent{PromptTokens: p, CompletionTokens: c,
 		TotalPromptTokens: l.totalPrompt + p, TotalCompletionTokens: l.totalCompletion + c})
 	if _, err := l.append(ctx, p, c, Draft{KindMessage, body}, Draft{KindUsage, usage}); err != nil {
-		return err
+		return fmt.Errorf("store the model's answer: %w", err)
 	}
 	l.msgs = append(l.msgs, msg)
 	l.totalPrompt, l.totalCompletion = l.totalPrompt+p, l.totalCompletion+c
@@ -673,7 +685,7 @@ func (l *loop) placeholders(ctx context.Context, why string) error {
 
 // message appends m to the thread and the conversation.
 func (l *loop) message(ctx context.Context, m model.Message) (Event, error) {
-	body, err := json.Marshal(m)
+	body, err := marshal(m)
 	if err != nil {
 		return Event{}, err
 	}
@@ -706,7 +718,7 @@ func (l *loop) setStatus(ctx context.Context, status, why string) (Run, error) {
 
 // event appends an event of kind with body v.
 func (l *loop) event(ctx context.Context, kind string, v any) error {
-	body, err := json.Marshal(v)
+	body, err := marshal(v)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,8 @@ func calls(c ...model.ToolCall) model.Response {
 
 // A fakeTools offers tools named srv__NAME; each returns its arguments,
 // but "block", which waits for the call's end, "fail", which fails, and
-// "out", which returns the next of outputs.
+// "out", which returns the next of outputs. "write" takes a path and a
+// content, as a file server's write_file does; the others take an x.
 type fakeTools struct {
 	mu      sync.Mutex
 	hash    string   // every tool's hash, "h1" if empty
@@ -74,7 +75,10 @@ type fakeTools struct {
 	called  []string
 }
 
-var object = json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"additionalProperties":false}`)
+var (
+	object    = json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"additionalProperties":false}`)
+	writeFile = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"additionalProperties":false}`)
+)
 
 func (f *fakeTools) Tools(context.Context) ([]Tool, error) {
 	f.mu.Lock()
@@ -84,8 +88,12 @@ func (f *fakeTools) Tools(context.Context) ([]Tool, error) {
 		hash = "h1"
 	}
 	var out []Tool
-	for _, name := range []string{"echo", "block", "fail", "out"} {
-		out = append(out, Tool{Name: "srv__" + name, Server: "srv", Description: "Does " + name + ".\u200b\U000E0041", InputSchema: object,
+	for _, name := range []string{"echo", "block", "fail", "out", "write"} {
+		schema := object
+		if name == "write" {
+			schema = writeFile
+		}
+		out = append(out, Tool{Name: "srv__" + name, Server: "srv", Description: "Does " + name + ".\u200b\U000E0041", InputSchema: schema,
 			Ref: ToolRef{ServerID: 1, Tool: name, Hash: hash, Fingerprint: "f1"}, Hints: HintsOf(nil)})
 	}
 	return out, nil
@@ -587,5 +595,83 @@ func TestLoopOutput(t *testing.T) {
 	kept, err := os.ReadFile(filepath.Join(f.thread.Dir, ResultsDir, "run-1-result-2.txt"))
 	if err != nil || len(kept) != 20<<20 {
 		t.Errorf("the kept result: %d bytes, %v", len(kept), err)
+	}
+}
+
+// TestLoopBounds: the bounds count what the person and the model sent,
+// and an event stores that and JSON's envelope, with <, > and & as they
+// were sent. A prompt of 200 KB of <, > and & is stored as it is, and so
+// is one of MaxPrompt bytes of a control character (6 bytes each in
+// JSON); one byte more, or text that is not UTF-8, is refused. A call of
+// 535 KB of arguments, all <, asks, runs with them and the run completes.
+// Arguments over MaxArgs are refused to the model in the call's result,
+// stored as {} (the history stays one a provider takes), and the run goes
+// on to the model's next answer. An answer too large to store ends the
+// run saying so.
+func TestLoopBounds(t *testing.T) {
+	ctx := context.Background()
+	prompt := strings.Repeat("<>&", 200_000/3)
+	big := `{"content":"` + strings.Repeat("<", 535_000) + `","path":"a.html"}` // in canonical form
+	envelope := len(`{"content":"","path":"a.html"}`)
+	over := `{"content":"` + strings.Repeat("x", MaxArgs+1-envelope) + `","path":"a.html"}`
+	f := newLoop(t, calls(modeltest.Call("w1", "srv__write", big)), calls(modeltest.Call("w2", "srv__write", over)))
+	run := f.start(prompt)
+	a, seq := f.pending(0)
+	if string(a.Arguments) != big {
+		t.Fatalf("the approval's arguments: %d bytes, %.40q", len(a.Arguments), a.Arguments)
+	}
+	if _, err := f.r.Answer(ctx, "owner", a.Approval, AnswerOnce); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.wait(run); r.Status != Completed {
+		t.Fatalf("run: %+v", r)
+	}
+	f.valid()
+	if got := f.tools.calls(); len(got) != 1 || got[0] != "srv__write "+big {
+		t.Errorf("the calls: %d, want the one with 535 KB of <", len(got))
+	}
+	msgs := f.messages()
+	if len(msgs) != 6 || msgs[0].Content != prompt || msgs[1].ToolCalls[0].Function.Arguments != big ||
+		msgs[3].ToolCalls[0].Function.Arguments != "{}" || msgs[5].Content != "done" {
+		t.Fatalf("the messages: %d", len(msgs))
+	}
+	if got := msgs[4].Content; msgs[4].ToolCallID != "w2" || !strings.Contains(got, "not run: the arguments cannot be used: they are 1048577 bytes, over the 1048576") {
+		t.Errorf("the refusal of arguments over the bound: %q", got)
+	}
+	if last := f.model.last().Messages; last[len(last)-1].Content != msgs[4].Content {
+		t.Errorf("the model was not told of the refusal: %+v", last[len(last)-1])
+	}
+	// What is stored is what was sent and the envelope.
+	events, _ := f.s.Events(ctx, f.thread.ID, 0)
+	for _, e := range events {
+		var limit int
+		switch {
+		case e.Seq == 1:
+			limit = len(prompt)
+		case e.Seq == seq || (e.Kind == KindApproval && e.Seq > seq) || (e.Kind == KindMessage && strings.Contains(string(e.Body), `"w1"`)):
+			limit = len(big)
+		default:
+			continue
+		}
+		if len(e.Body) > limit+512 {
+			t.Errorf("event %d (%s) is %d bytes for %d sent", e.Seq, e.Kind, len(e.Body), limit)
+		}
+	}
+
+	f = newLoop(t)
+	worst := strings.Repeat("\x01", MaxPrompt) // \u0001 in JSON: 6 bytes each
+	if r := f.wait(f.start(worst)); r.Status != Completed || f.messages()[0].Content != worst {
+		t.Fatalf("a prompt of MaxPrompt bytes that JSON escapes: %+v", r)
+	}
+	for _, bad := range []string{worst + "\x01", "not UTF-8 \xff"} {
+		if _, err := f.r.Start(ctx, Start{Thread: f.thread.ID, Prompt: bad, Model: f.model, Tools: f.tools}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("a prompt of %d bytes: %v, want ErrInvalid", len(bad), err)
+		}
+	}
+
+	f = newLoop(t, model.Response{Message: model.Message{Role: model.RoleAssistant, Content: strings.Repeat("x", MaxEventBody)}})
+	if r := f.wait(f.start("write a lot")); r.Status != Failed || !strings.HasPrefix(r.Error, "store the model's answer: ") ||
+		!strings.Contains(r.Error, "over the 8388608 bytes an event holds") {
+		t.Errorf("an answer too large to store: %+v", r)
 	}
 }

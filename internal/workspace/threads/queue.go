@@ -3,6 +3,7 @@ package threads
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -178,13 +179,17 @@ func (l *loop) resume(ctx context.Context) error {
 }
 
 // claim takes run j.Run for this replica if it has not ended and still
-// carries j.Owner, and cancels the approvals it left pending.
+// carries j.Owner, and cancels the approvals it left pending. In the same
+// transaction it appends the event that ends each approval the run's
+// events left pending, as ask does: the streams and the events show it
+// cancelled (or answered, by an answer whose run died before its event).
 func (s *Store) claim(ctx context.Context, j Job) (Run, bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	a, err := s.beginAppend(ctx)
 	if err != nil {
 		return Run{}, false, err
 	}
-	defer tx.Rollback()
+	defer a.end()
+	tx := a.tx
 	var replica, taken int64
 	if err := tx.QueryRowContext(ctx, `SELECT replica, taken FROM thread_runs WHERE id = ?`+database.ForUpdate(s.db), j.Run).Scan(&replica, &taken); err != nil {
 		return Run{}, false, fmt.Errorf("take run %d: %w", j.Run, err)
@@ -203,7 +208,71 @@ func (s *Store) claim(ctx context.Context, j Job) (Run, bool, error) {
 		AnswerCancel, stamp(s.now()), j.Run, Pending); err != nil {
 		return Run{}, false, err
 	}
-	return r, true, tx.Commit()
+	ends, err := approvalEnds(ctx, tx, r)
+	if err != nil {
+		return Run{}, false, err
+	}
+	if len(ends) > 0 {
+		if _, err := a.add(ctx, r.Thread, Last, 0, 0, ends); err != nil {
+			return Run{}, false, err
+		}
+	}
+	return r, true, a.commit()
+}
+
+// approvalEnds are the events that end the approvals of run r whose last
+// event in its thread is pending: each its pending event with the status
+// and the answerer the approval has now.
+func approvalEnds(ctx context.Context, tx *sql.Tx, r Run) ([]Draft, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT body FROM thread_events WHERE thread_id = ? AND kind = ? ORDER BY seq`, r.Thread, KindApproval)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		order []int64
+		last  = map[int64]ApprovalEvent{}
+	)
+	for rows.Next() {
+		var (
+			body string
+			e    ApprovalEvent
+		)
+		if err := rows.Scan(&body); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if json.Unmarshal([]byte(body), &e) != nil || e.Run != r.ID {
+			continue
+		}
+		if _, seen := last[e.Approval]; !seen {
+			order = append(order, e.Approval)
+		}
+		last[e.Approval] = e
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []Draft
+	for _, id := range order {
+		e := last[id]
+		if e.Status != Pending {
+			continue
+		}
+		err := tx.QueryRowContext(ctx, `SELECT status, answered_by FROM thread_approvals WHERE id = ?`, id).Scan(&e.Status, &e.By)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		body, err := marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Draft{KindApproval, body})
+	}
+	return out, nil
 }
 
 // strays are the runs not ended whose replica is gone, each as a job.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,17 +239,11 @@ func TestStreamFillsAGap(t *testing.T) {
 	checkSeqs(t, got, 3)
 }
 
-// TestResumeTakesARunOnce: a run queued as a job is taken by the first
-// replica that works the job; the same job worked again (River's retry or
-// rescue) does nothing. When the replica's lock goes, another replica's
-// sweep queues the run again, at the count it was taken, and that replica
-// completes it from the stored events. The first replica, still alive
-// (it lost its lock, not its life), then gets its model's answer: it
-// stores nothing, and leaves the run as the second ended it.
-func TestResumeTakesARunOnce(t *testing.T) {
-	a, b, _ := twoReplicas(t, false)
+// queueJobs makes the replicas' runs jobs, queued on the channel it
+// returns (for the test to work), and their sweeps quick.
+func queueJobs(rs ...replica) chan Job {
 	jobs := make(chan Job, 64)
-	for _, r := range []replica{a, b} {
+	for _, r := range rs {
 		r.r.sweep = 50 * time.Millisecond
 		r.r.SetQueue(func(_ context.Context, j Job) error {
 			select {
@@ -258,13 +253,44 @@ func TestResumeTakesARunOnce(t *testing.T) {
 			return nil
 		})
 	}
+	return jobs
+}
+
+// loseLock ends the connection that holds r's advisory lock, as when a
+// replica loses its connection to the database, and waits for the lock to
+// be free: r lives on, and the other replicas' sweeps find its runs.
+func loseLock(t *testing.T, admin *sql.DB, r replica) {
+	t.Helper()
+	held := `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 2`
+	if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM (`+held+`) l`, replicaLock, r.s.replica); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		var n int
+		err := admin.QueryRow(`SELECT count(*) FROM (`+held+`) l`, replicaLock, r.s.replica).Scan(&n)
+		return err == nil && n == 0
+	})
+}
+
+// build is what Resume builds a run with: m and the fake tools.
+func build(m Model) func(Run) (Start, error) {
+	return func(Run) (Start, error) { return Start{Model: m, Tools: &fakeTools{}}, nil }
+}
+
+// TestResumeTakesARunOnce: a run queued as a job is taken by the first
+// replica that works the job; the same job worked again (River's retry or
+// rescue) does nothing. When the replica's lock goes, another replica's
+// sweep queues the run again, at the count it was taken, and that replica
+// completes it from the stored events. The first replica, still alive
+// (it lost its lock, not its life), then gets its model's answer: it
+// stores nothing, and leaves the run as the second ended it.
+func TestResumeTakesARunOnce(t *testing.T) {
+	a, b, admin := twoReplicas(t, false)
+	jobs := queueJobs(a, b)
 	ctx := context.Background()
 	th, _ := a.s.Create(ctx, Thread{Title: "t"})
 	mA := &fakeModel{block: make(chan struct{}), script: []model.Response{{Message: model.Message{Role: model.RoleAssistant, Content: "from A"}}}}
 	mB := &fakeModel{}
-	build := func(m Model) func(Run) (Start, error) {
-		return func(Run) (Start, error) { return Start{Model: m, Tools: &fakeTools{}}, nil }
-	}
 	run, err := a.r.Start(ctx, Start{Thread: th.ID, Prompt: "go", Actor: "owner", Model: mA, Tools: &fakeTools{}})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +306,7 @@ func TestResumeTakesARunOnce(t *testing.T) {
 		t.Fatalf("the job worked again: %v, %d requests", err, len(mB.requests))
 	}
 
-	a.s.LeaveReplicas()
+	loseLock(t, admin, a)
 	var j1 Job
 	for j1 = <-jobs; j1.Taken == 0; j1 = <-jobs {
 	}
@@ -363,5 +389,73 @@ func TestCancelBeforeTaken(t *testing.T) {
 	}
 	if got, _ := b.s.GetRun(ctx, run.ID); got.Status != Interrupted || got.Error != "cancelled by owner" {
 		t.Errorf("the run: %+v", got)
+	}
+}
+
+// TestTakeoverEndsPendingApproval: a run waits for an approval on replica
+// A; A's lock goes and replica B takes the run over. B cancels the
+// approval and, in the same transaction, appends its event (cancelled, by
+// zero, as a cancel on A would have written it), before the run goes on;
+// the run completes on B and an answer to the approval is refused.
+func TestTakeoverEndsPendingApproval(t *testing.T) {
+	a, b, admin := twoReplicas(t, false)
+	jobs := queueJobs(a, b)
+	ctx := context.Background()
+	th, _ := a.s.Create(ctx, Thread{Title: "t", Provider: "p", Model: "m"})
+	addServer(t, a.s, 1)
+	mA := &fakeModel{script: []model.Response{calls(modeltest.Call("c1", "srv__echo", `{"x":1}`))}}
+	mB := &fakeModel{}
+	run, err := a.r.Start(ctx, Start{Thread: th.ID, Prompt: "go", Actor: "owner", Model: mA, Tools: &fakeTools{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j0 := <-jobs
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.r.Resume(ctx, j0, build(mA)) }()
+	f := &loopFixture{t: t, s: b.s, r: b.r, model: mB, thread: th}
+	pending, seq := f.pending(0)
+
+	loseLock(t, admin, a)
+	var j1 Job
+	for j1 = <-jobs; j1.Taken == 0; j1 = <-jobs {
+	}
+	if err := b.r.Resume(ctx, j1, build(mB)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.s.GetRun(ctx, run.ID); got.Status != Completed {
+		t.Fatalf("the run: %+v", got)
+	}
+	f.valid()
+	events, _ := b.s.Events(ctx, th.ID, seq)
+	var ended ApprovalEvent
+	if len(events) == 0 || events[0].Kind != KindApproval || json.Unmarshal(events[0].Body, &ended) != nil {
+		var after []string
+		for _, e := range events {
+			after = append(after, e.Kind+" "+string(e.Body))
+		}
+		t.Fatalf("the events after the pending approval:\n%s", strings.Join(after, "\n"))
+	}
+	want := pending
+	want.Status, want.By = AnswerCancel, "zero"
+	if ended.Approval != want.Approval || ended.Status != want.Status || ended.By != want.By || ended.CallID != want.CallID ||
+		string(ended.Arguments) != string(want.Arguments) || !ended.Expires.Equal(want.Expires) {
+		t.Errorf("the approval's end: %+v, want %+v", ended, want)
+	}
+	for _, e := range events[1:] {
+		if e.Kind == KindApproval {
+			t.Errorf("another approval event: %s", e.Body)
+		}
+	}
+	if _, err := b.r.Answer(ctx, "owner", pending.Approval, AnswerOnce); !errors.Is(err, ErrNotWaiting) {
+		t.Errorf("an answer after the takeover: %v", err)
+	}
+	// A, which lost its lock but lives, still waits for the approval:
+	// closed, it stores nothing.
+	a.r.Close()
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := b.s.Events(ctx, th.ID, 0); len(after) != int(seq)+len(events) {
+		t.Errorf("A stored %d events after the takeover", len(after)-int(seq)-len(events))
 	}
 }

@@ -1,7 +1,6 @@
 package threads
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -145,7 +144,7 @@ func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) er
 		if e.Seq <= sent {
 			return nil
 		}
-		data, err := json.Marshal(e)
+		data, err := marshal(e)
 		if err != nil {
 			return err
 		}
@@ -202,7 +201,7 @@ func (s *Store) ServeEvents(w http.ResponseWriter, r *http.Request, id int64) er
 			case u.event != nil:
 				err = send(u.event)
 			default:
-				data, _ := json.Marshal(map[string]string{"text": u.delta})
+				data, _ := marshal(map[string]string{"text": u.delta})
 				_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", sent, KindDelta, data)
 			}
 		}

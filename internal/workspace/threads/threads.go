@@ -6,6 +6,7 @@
 package threads
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -22,12 +23,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/zero-dev/zero/internal/database"
+	"github.com/zero-dev/zero/internal/model"
 )
 
 // Bounds.
 const (
-	MaxTitle     = 200     // bytes of a title
-	MaxEventBody = 1 << 20 // bytes of one event's JSON body
+	MaxTitle = 200 // bytes of a title
+	// MaxEventBody bounds one event's body as stored (see marshal): 8
+	// MiB, as much as a model's whole answer on the wire. Each input
+	// fits: a prompt of MaxPrompt bytes is at most 1.5 MiB stored (a
+	// control character is written \u00XX), a call's arguments of
+	// MaxArgs bytes at most 6 MiB. A model's answer over it ends the run.
+	MaxEventBody = model.MaxResponseBody
 )
 
 // RuntimeHost is the one runtime built: tools run on this machine.
@@ -104,6 +111,20 @@ type Store struct {
 // (created, mode 0700, if missing).
 func New(db *sql.DB, dir string) *Store {
 	return &Store{db: db, dir: dir, now: time.Now, beat: Heartbeat, pg: database.DialectOf(db) == database.PostgreSQL}
+}
+
+// marshal is the one JSON encoding of what a thread stores and streams:
+// encoding/json's without its HTML escaping, so that <, > and & take one
+// byte each, as they did when they were sent. Quotes, backslashes and
+// control characters are escaped as JSON must.
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // stampLayout is fixed-width, so that stamps sort, and compare in SQL, as
@@ -284,28 +305,77 @@ func (s *Store) appendAll(ctx context.Context, id, parent, prompt, completion in
 // appendFenced is appendAll for a run taken as a job: with f, nothing is
 // stored unless the run is still f's (ErrTakenOver).
 func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
+	a, err := s.beginAppend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer a.end()
+	if err := f.check(ctx, a.tx, s.db); err != nil {
+		return nil, err
+	}
+	out, err := a.add(ctx, id, parent, prompt, completion, drafts)
+	if err != nil {
+		return nil, err
+	}
+	return out, a.commit()
+}
+
+// checkDrafts refuses a draft whose kind is empty or over 64 bytes, or
+// whose body is over MaxEventBody or not one JSON value.
+func checkDrafts(drafts []Draft) error {
 	for _, d := range drafts {
-		if d.Kind == "" || len(d.Kind) > 64 {
-			return nil, fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
-		}
-		if len(d.Body) > MaxEventBody || !json.Valid(d.Body) {
-			return nil, fmt.Errorf("%w: an event body that is not one JSON value of at most %d bytes", ErrInvalid, MaxEventBody)
+		switch {
+		case d.Kind == "" || len(d.Kind) > 64:
+			return fmt.Errorf("%w: event kind %q", ErrInvalid, d.Kind)
+		case len(d.Body) > MaxEventBody:
+			return fmt.Errorf("%w: an event body of %d bytes, over the %d bytes an event holds", ErrInvalid, len(d.Body), MaxEventBody)
+		case !json.Valid(d.Body):
+			return fmt.Errorf("%w: an event body that is not one JSON value", ErrInvalid)
 		}
 	}
+	return nil
+}
+
+// An appender is a transaction that appends events: while it is open,
+// the store's other appends wait (appendMu), and the events it added go
+// to the streams once it commits.
+type appender struct {
+	s    *Store
+	tx   *sql.Tx
+	st   *appendStmts
+	out  []appended
+	done bool
+}
+
+// appended is an event an appender added to a thread.
+type appended struct {
+	thread int64
+	event  *Event
+}
+
+// beginAppend begins an appender.
+func (s *Store) beginAppend(ctx context.Context) (*appender, error) {
 	st, err := s.appendStatements(ctx) // before the transaction, which may hold the one connection
 	if err != nil {
 		return nil, err
 	}
 	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		s.appendMu.Unlock()
 		return nil, err
 	}
-	defer tx.Rollback()
-	if err := f.check(ctx, tx, s.db); err != nil {
+	return &appender{s: s, tx: tx, st: st}, nil
+}
+
+// add appends drafts to thread id after parent (see Store.Append), each
+// after the one before, and adds prompt and completion tokens to its
+// totals.
+func (a *appender) add(ctx context.Context, id, parent, prompt, completion int64, drafts []Draft) ([]Event, error) {
+	if err := checkDrafts(drafts); err != nil {
 		return nil, err
 	}
+	tx, st := a.tx, a.st
 	var (
 		last  int64
 		found bool
@@ -322,7 +392,7 @@ func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, 
 	if parent < 0 || parent > last {
 		return nil, fmt.Errorf("%w: parent %d is not an event of thread %d", ErrInvalid, parent, id)
 	}
-	now := s.now()
+	now := a.s.now()
 	out := make([]Event, 0, len(drafts))
 	for _, d := range drafts {
 		e := Event{Seq: last + 1, Parent: parent, Kind: d.Kind, Body: d.Body, Created: now}
@@ -340,20 +410,40 @@ func (s *Store) appendFenced(ctx context.Context, f *fence, id, parent, prompt, 
 	if _, err := tx.StmtContext(ctx, st.touch).ExecContext(ctx, stamp(now), prompt, completion, id); err != nil {
 		return nil, err
 	}
-	if s.pg {
+	if a.s.pg {
 		// Sent when the transaction commits, and only then: the other
 		// replicas' streams of the thread read what they have not had.
 		if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, Channel, eventsNote(id, last)); err != nil {
 			return nil, err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
 	for i := range out {
-		s.hub.publish(id, update{event: &out[i]})
+		a.out = append(a.out, appended{id, &out[i]})
 	}
 	return out, nil
+}
+
+// commit commits the appender's transaction and publishes its events.
+func (a *appender) commit() error {
+	err := a.tx.Commit()
+	if err == nil {
+		for _, e := range a.out {
+			a.s.hub.publish(e.thread, update{event: e.event})
+		}
+	}
+	a.end()
+	return err
+}
+
+// end rolls back what was not committed and lets the other appends go on;
+// after commit it does nothing.
+func (a *appender) end() {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.tx.Rollback()
+	a.s.appendMu.Unlock()
 }
 
 // appendStmts are the statements of an append, prepared once: an append
@@ -496,6 +586,7 @@ func (s *Store) ExportJSONL(ctx context.Context, id int64, w io.Writer) error {
 		return err
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // as the events are stored (see marshal)
 	for _, e := range events {
 		if err := enc.Encode(e); err != nil {
 			return err
