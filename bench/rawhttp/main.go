@@ -6,22 +6,28 @@
 // bench/endpoint.sh against zero serve's /mcp, and by bench/gateways.sh
 // against other gateways.
 //
-//	rawhttp [-token-file FILE] [-c 1] [-n 2000] [-warmup 50] [-runs 5] -tool NAME [-args JSON] URL
+//	rawhttp [-token-file FILE] [-sse] [-c 1] [-n 2000] [-warmup 50] [-runs 5] -tool NAME [-args JSON] URL
 //
 // It prints, per run and as the median over runs: calls/s, p50 and p99 ms.
 // Each run is a new session, with -c calls in flight on it; without
-// -token-file no Authorization header is sent. An answer that is not 200,
-// or whose result has "isError":true, stops it with exit code 1.
+// -token-file no Authorization header is sent. With -sse it speaks the
+// older HTTP+SSE transport instead: URL is the event stream, whose first
+// event names where to post, and answers come on the stream. An answer
+// that is not 200, or whose result has "isError":true, stops it with exit
+// code 1.
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -34,6 +40,7 @@ func main() {
 	args := flag.String("args", "{}", "tool arguments as a JSON object")
 	tokenFile := flag.String("token-file", "", "the file holding the bearer token")
 	inFlight := flag.Int("c", 1, "calls in flight")
+	sse := flag.Bool("sse", false, "the HTTP+SSE transport: URL is the event stream")
 	flag.Parse()
 	if flag.NArg() != 1 || *tool == "" || *inFlight < 1 {
 		fmt.Fprintln(os.Stderr, "usage: rawhttp [-token-file FILE] [-c N] -tool NAME [-args JSON] [-n N] URL")
@@ -51,7 +58,11 @@ func main() {
 	url := flag.Arg(0)
 	var cps, p50s, p99s []float64
 	for r := 0; r < *runs; r++ {
-		c, p50, p99, err := run(url, token, *tool, *args, *n, *warm, *inFlight)
+		open := openStreamable
+		if *sse {
+			open = openSSE
+		}
+		c, p50, p99, err := run(open, url, token, *tool, *args, *n, *warm, *inFlight)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "rawhttp:", err)
 			os.Exit(1)
@@ -67,18 +78,22 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
-func run(url, token, tool, args string, n, warm, inFlight int) (cps, p50, p99 float64, err error) {
+// A session sends one JSON-RPC message and returns the answer's bytes
+// (nil for a notification).
+type session func(body string, id int) ([]byte, error)
+
+// openStreamable opens a streamable HTTP session: each message is a POST
+// whose answer is its body.
+func openStreamable(url, token string, inFlight int) (session, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inFlight}}
-	session := ""
-	post := func(body string) ([]byte, error) {
+	var id string
+	post := func(body string, _ int) ([]byte, error) {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
+		authorize(req, token)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
 			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		}
 		resp, err := hc.Do(req)
@@ -93,20 +108,134 @@ func run(url, token, tool, args string, n, warm, inFlight int) (cps, p50, p99 fl
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
 			return nil, fmt.Errorf("%s: %s", resp.Status, data)
 		}
-		if id := resp.Header.Get("Mcp-Session-Id"); id != "" && session == "" {
-			session = id
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && id == "" {
+			id = sid
 		}
 		return data, nil
 	}
-	if _, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rawhttp","version":"0"}}}`); err != nil {
+	return post, nil
+}
+
+// openSSE opens an HTTP+SSE session: a GET of url is the event stream,
+// whose first event, "endpoint", says where to post; each answer comes on
+// the stream, and goes to the caller waiting for its id.
+func openSSE(url, token string, inFlight int) (session, error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inFlight + 1}}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	authorize(req, token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	events := bufio.NewReader(resp.Body)
+	next := func() (event, data string, err error) {
+		for {
+			line, err := events.ReadString('\n')
+			if err != nil {
+				return "", "", err
+			}
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "" && data != "":
+				return event, data, nil
+			case strings.HasPrefix(line, "event:"):
+				event = strings.TrimSpace(line[len("event:"):])
+			case strings.HasPrefix(line, "data:"):
+				data += strings.TrimPrefix(line[len("data:"):], " ")
+			}
+		}
+	}
+	event, endpoint, err := next()
+	if err != nil || event != "endpoint" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("the stream's first event: %q %q %v", event, endpoint, err)
+	}
+	post, err := resp.Request.URL.Parse(endpoint)
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	var mu sync.Mutex
+	waiting := map[int]chan []byte{}
+	go func() {
+		defer resp.Body.Close()
+		for {
+			_, data, err := next()
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal([]byte(data), &m) != nil || m.ID == nil {
+				continue
+			}
+			mu.Lock()
+			ch := waiting[*m.ID]
+			delete(waiting, *m.ID)
+			mu.Unlock()
+			if ch != nil {
+				ch <- []byte(data)
+			}
+		}
+	}()
+	return func(body string, id int) ([]byte, error) {
+		var ch chan []byte
+		if id >= 0 {
+			ch = make(chan []byte, 1)
+			mu.Lock()
+			waiting[id] = ch
+			mu.Unlock()
+		}
+		req, _ := http.NewRequest(http.MethodPost, post.String(), bytes.NewBufferString(body))
+		authorize(req, token)
+		req.Header.Set("Content-Type", "application/json")
+		r, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK && r.StatusCode != http.StatusAccepted {
+			return nil, fmt.Errorf("POST %s: %s", post, r.Status)
+		}
+		if ch == nil {
+			return nil, nil
+		}
+		select {
+		case data := <-ch:
+			return data, nil
+		case <-time.After(time.Minute):
+			return nil, fmt.Errorf("no answer to %d on the stream", id)
+		}
+	}, nil
+}
+
+func authorize(req *http.Request, token string) {
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+func run(open func(url, token string, inFlight int) (session, error), url, token, tool, args string, n, warm, inFlight int) (cps, p50, p99 float64, err error) {
+	post, err := open(url, token, inFlight)
+	if err != nil {
 		return 0, 0, 0, err
 	}
-	if _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+	if _, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rawhttp","version":"0"}}}`, 0); err != nil {
+		return 0, 0, 0, err
+	}
+	if _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, -1); err != nil {
 		return 0, 0, 0, err
 	}
 	call := func(i int) (float64, error) {
 		t := time.Now()
-		data, err := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, tool, args))
+		data, err := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, tool, args), i)
 		if err != nil {
 			return 0, err
 		}
