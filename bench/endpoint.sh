@@ -54,24 +54,11 @@ go build -o "$WORK/zero" ./cmd/zero
 go build -o "$WORK/toolserver" ./internal/workspace/runtime/testdata/toolserver
 go build -o "$WORK/rawhttp" ./bench/rawhttp
 (cd "$RAWBENCH_DIR" && go build -o "$WORK/rawbench" .)
-HOME_DIR="$WORK/home"
-rm -rf "$HOME_DIR"
-ZERO_HOME="$HOME_DIR" "$WORK/zero" serve --addr 127.0.0.1:0 2>"$WORK/serve.log" &
-SERVE=$!
+# zero serve, and the owner's browser session, as the API's tests drive it:
+# sign in, then add, approve, enable and test the server, and make a token.
+. bench/serve-setup.sh
 trap 'kill $SERVE 2>/dev/null; wait $SERVE 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q '/login?token=' "$WORK/serve.log" && break; sleep 0.1; done
-LINK=$(grep -o 'http://[^ ]*/login?token=[^ ]*' "$WORK/serve.log")
-BASE=${LINK%%/login*}
-# The owner's browser session, as the API's tests drive it: sign in, then
-# add, approve, enable and test the server, and make a token.
-JAR="$WORK/jar"
-curl -sf -c "$JAR" -o /dev/null "$LINK"
-CSRF=$(curl -sf -b "$JAR" "$BASE/api/session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf_token"])')
-api() { curl -sf -b "$JAR" -H "X-CSRF-Token: $CSRF" -H "Sec-Fetch-Site: same-origin" -H "Origin: $BASE" -H 'Content-Type: application/json' -X "$1" "$BASE$2" ${3:+-d "$3"}; }
-CFG="{\"name\":\"bench\",\"kind\":\"stdio\",\"command\":\"$WORK/toolserver\",\"args\":[]}"
-FP=$(api POST /api/servers/preview "{\"config\":$CFG}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])')
-ID=$(api POST /api/servers "{\"config\":$CFG,\"fingerprint\":\"$FP\",\"enable\":true}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["server"]["id"])')
-api POST "/api/servers/$ID/test" >/dev/null
+add_server "{\"name\":\"bench\",\"kind\":\"stdio\",\"command\":\"$WORK/toolserver\",\"args\":[]}" >/dev/null
 api POST /api/tokens '{"name":"bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])' >"$HOME_DIR/cli-token"
 chmod 600 "$HOME_DIR/cli-token"
 

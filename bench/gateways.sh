@@ -38,24 +38,9 @@ PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null || true' EXIT
 
 # zero serve, with the upstream added, approved, enabled and tested twice.
-HOME_DIR="$WORK/home"
-ZERO_HOME="$HOME_DIR" "$WORK/zero" serve --addr 127.0.0.1:0 2>"$WORK/serve.log" &
-PIDS+=($!)
-for _ in $(seq 300); do grep -q '/login?token=' "$WORK/serve.log" && break; sleep 0.1; done
-LINK=$(grep -o 'http://[^ ]*/login?token=[^ ]*' "$WORK/serve.log")
-BASE=${LINK%%/login*}
-JAR="$WORK/jar"
-curl -sf -c "$JAR" -o /dev/null "$LINK"
-CSRF=$(curl -sf -b "$JAR" "$BASE/api/session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf_token"])')
-api() { curl -sf -b "$JAR" -H "X-CSRF-Token: $CSRF" -H "Sec-Fetch-Site: same-origin" -H "Origin: $BASE" -H 'Content-Type: application/json' -X "$1" "$BASE$2" ${3:+-d "$3"}; }
-add() { # NAME: add the upstream as NAME; prints its id
-  local cfg="{\"name\":\"$1\",\"kind\":\"stdio\",\"command\":\"$(command -v node)\",\"args\":[\"$FS_JS\",\"$WORK/data\"]}"
-  local fp id
-  fp=$(api POST /api/servers/preview "{\"config\":$cfg}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])')
-  id=$(api POST /api/servers "{\"config\":$cfg,\"fingerprint\":\"$fp\",\"enable\":true}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["server"]["id"])')
-  api POST "/api/servers/$id/test" >/dev/null
-  echo "$id"
-}
+. bench/serve-setup.sh
+PIDS+=("$SERVE")
+add() { add_server "{\"name\":\"$1\",\"kind\":\"stdio\",\"command\":\"$(command -v node)\",\"args\":[\"$FS_JS\",\"$WORK/data\"]}"; }
 add fs >/dev/null
 FS4=$(add fs4)
 api POST "/api/servers/$FS4/max-calls" '{"max_calls":4}' >/dev/null

@@ -99,6 +99,16 @@ func TestDriftToldBeforeTheAnswer(t *testing.T) {
 	}
 }
 
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // An approval is a Spec and the description of described it approved.
 type approval struct {
 	spec        Spec
@@ -123,12 +133,7 @@ func TestDriftGateUnderConcurrency(t *testing.T) {
 	errs := make(chan error, 16)
 	for range 4 {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stopped(stop) {
 				a := current.Load()
 				before, idle := started.Load(), started.Load() == finished.Load()
 				res, err := f.rt.Call(f.ctx, a.spec, "described", nil, "test")
@@ -153,12 +158,7 @@ func TestDriftGateUnderConcurrency(t *testing.T) {
 		})
 	}
 	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		for !stopped(stop) {
 			if _, err := f.rt.Tools(f.ctx, current.Load().spec); err != nil {
 				errs <- fmt.Errorf("list: %v", err)
 				return
