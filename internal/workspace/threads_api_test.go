@@ -36,7 +36,12 @@ type threadFixture struct {
 }
 
 func newThreadFixture(t testing.TB, stream bool) *threadFixture {
-	ts := start(t, Options{})
+	return threadFixtureOn(start(t, Options{}), stream)
+}
+
+// threadFixtureOn is newThreadFixture on ts.
+func threadFixtureOn(ts *testServer, stream bool) *threadFixture {
+	t := ts.t
 	ms := modeltest.New(t)
 	ts.browser.must("POST", "/api/providers", map[string]any{"name": "local", "base_url": ms.BaseURL(), "default_model": "scripted-1", "stream": stream}, 201, nil)
 	id, file := ts.driftServer(`{"echo": {"description": "Echoes."}}`)

@@ -97,6 +97,13 @@ func start(t testing.TB, o Options) *testServer {
 	if o.DatabaseURL == "" {
 		o.DatabaseURL = databasetest.For(t, o.Home)
 	}
+	return startOn(t, o)
+}
+
+// startOn is start on o's database as it is: with no DatabaseURL, the
+// SQLite file under o.Home, whatever ZERO_TEST_DATABASE says.
+func startOn(t testing.TB, o Options) *testServer {
+	t.Helper()
 	log := &bytes.Buffer{}
 	o.Stderr = log
 	w, err := Open(context.Background(), o)

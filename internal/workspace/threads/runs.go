@@ -168,26 +168,57 @@ func (s *Store) LeaveReplicas() {
 // InterruptAll ends every run not ended as interrupted, saying why, and
 // cancels the approvals they waited for: a workspace that starts again
 // does not go on with the runs of the one before it, and an answer to one
-// of them allows nothing. It is for SQLite, which one workspace owns; on
-// PostgreSQL the runs of replicas that are gone are taken over instead.
+// of them allows nothing. In the same transaction it appends, to each
+// run's thread, the events that end the approvals it left pending (see
+// approvalEnds) and the run's end, as the loop writes them: the events
+// and the streams do not show the run going on. The calls it left without
+// a result get their placeholders when the thread's next run starts. It
+// is for SQLite, which one workspace owns; on PostgreSQL the runs of
+// replicas that are gone are taken over instead.
 func (s *Store) InterruptAll(ctx context.Context, why string) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	a, err := s.beginAppend(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
+	defer a.end()
+	tx := a.tx
 	now := stamp(s.now())
 	if _, err := tx.ExecContext(ctx, `UPDATE thread_approvals SET status = ?, answered_by = 'zero', answered_at = ? WHERE status = ?`,
 		AnswerCancel, now, Pending); err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?)`,
+	rows, err := tx.QueryContext(ctx, `UPDATE thread_runs SET status = ?, error = ?, ended_at = ? WHERE status IN (?, ?) RETURNING id, thread_id`,
 		Interrupted, why, now, Running, WaitingApproval)
 	if err != nil {
 		return 0, err
 	}
-	n, _ := res.RowsAffected()
-	return n, tx.Commit()
+	var runs []Run
+	for rows.Next() {
+		var r Run
+		if err := rows.Scan(&r.ID, &r.Thread); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, r := range runs {
+		drafts, err := approvalEnds(ctx, tx, r)
+		if err != nil {
+			return 0, err
+		}
+		end, err := marshal(RunEvent{Run: r.ID, Status: Interrupted, Error: why})
+		if err != nil {
+			return 0, err
+		}
+		if _, err := a.add(ctx, r.Thread, Last, 0, 0, append(drafts, Draft{KindRun, end})); err != nil {
+			return 0, fmt.Errorf("end run %d: %w", r.ID, err)
+		}
+	}
+	return int64(len(runs)), a.commit()
 }
 
 // gone reports whether replica r's workspace is gone: its lock is free
