@@ -12,6 +12,15 @@
 // record), reordered or inserted, and a last line cut short that the head
 // says was synced, and names the first bad record.
 //
+// A checkpoint file beside them (the log's path plus ".checkpoint") names
+// a record whose place and hash were checked with every record before it,
+// by the byte its line starts at. [Open] reads the log from there on,
+// not from the start, so that opening a log costs the records since the
+// checkpoint (at most about [CheckpointEvery]), not all of them; [Verify]
+// and [Inspect] still read every record, and check the checkpoint too. A
+// record before the checkpoint's changed in place, its line's length kept,
+// is therefore found by Verify, not by Open (see [Open]).
+//
 // [Log.Append] syncs the log and replaces the head before it returns.
 // [Log.AppendBatched], for records that come too often for that (a tool
 // call each), writes its record at once, in the same chain, and leaves the
@@ -30,9 +39,9 @@
 // is not what Zero wrote; guarding the files themselves (permissions, copies
 // shipped elsewhere) is the operator's part.
 //
-// The record encoding, the JSON line and the head file are frozen formats
-// with golden tests: changing one is a breaking change, since every existing
-// log would stop verifying.
+// The record encoding, the JSON line, the head file and the checkpoint file
+// are frozen formats with golden tests: changing one is a breaking change,
+// since every existing log would stop verifying.
 package audit
 
 import (
@@ -43,6 +52,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"maps"
 	"os"
 	"path/filepath"
@@ -102,12 +112,23 @@ type Log struct {
 	f       *os.File
 	seq     uint64      // of the last record written
 	hash    string      // of the last record written
+	at      int64       // the byte the last record written starts at
+	end     int64       // the bytes of the records written: where the next one starts
 	headSeq uint64      // of the record the head file names: the last one known to be synced
 	timer   *time.Timer // the flush pending for batched records, or nil
 	err     error       // set when a write or sync failed; the log takes no more records
 	now     func() time.Time
 	wait    time.Duration // FlushInterval, but in tests
 	table   *Table        // the chain's table, for a Log OpenInTable opened; then the fields above are unused
+
+	cp      checkpoint     // the checkpoint file's; none (seq 0) before the first
+	every   uint64         // CheckpointEvery, but in tests
+	sum     hash.Hash      // SHA-256 of the lines from sumFrom on: read and checked by Open, or written
+	sumFrom int64          // the end of the checkpoint's line (or of the record a move under way moves it to)
+	moving  bool           // a goroutine is moving the checkpoint forward
+	stuck   error          // why moving the checkpoint failed: it is not tried again
+	moves   sync.WaitGroup // the goroutine moving the checkpoint
+	opened  state          // what Open read
 }
 
 // OpenInTable returns a Log whose records are in db's audit table (see
@@ -135,8 +156,24 @@ func (l *Log) appendTable(e Event) (Record, error) {
 }
 
 // Open opens the log at path for appending, creating it (mode 0600) and its
-// head file if neither exists. An existing log is verified first, as
-// [Inspect] does, and refused with its error if it does not verify.
+// head file if neither exists. An existing log is verified first and
+// refused with the error [Inspect] would give if it does not verify.
+//
+// Open verifies what [Inspect] does, but from the checkpoint on, when the
+// log has a checkpoint file: that the record the checkpoint names is
+// where it says, a whole line right after the end of another, with the
+// hash it says (recomputed from the record); that every record after it
+// is whole and chains from it; and the head file, as Inspect does. The
+// records before the checkpoint's are not read: a change to them that
+// keeps the checkpoint's record at its byte (an edit that keeps a line's
+// length) is found by Inspect, not by Open. Without a checkpoint file,
+// Open reads the whole log. When it has read [CheckpointEvery] records or
+// more, Open writes a checkpoint naming the last, so that the next Open
+// starts there. While the log is open, the writer moves the checkpoint
+// forward (see [CheckpointEvery]) once the file's bytes after it read back
+// as the records Open checked and those written since. A checkpoint is
+// never moved past a record that was not so checked, and one that does not
+// match the log is an error, never passed over.
 //
 // A log that verifies may end past its head: records appended after the
 // record the head names, which chain from it, and perhaps an incomplete
@@ -147,6 +184,11 @@ func (l *Log) appendTable(e Event) (Record, error) {
 // An incomplete line that the head says was synced is not cut off: Open
 // refuses the log with [ErrTruncated], and a person should look at it.
 func Open(path string) (*Log, error) {
+	return open(path, CheckpointEvery)
+}
+
+// open is Open with a checkpoint every so many records.
+func open(path string, every uint64) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
@@ -155,15 +197,23 @@ func Open(path string) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("open audit log %s: in use by another writer: %w", path, err)
 	}
-	l := &Log{path: path, f: f, now: time.Now, wait: FlushInterval}
-	st, err := verify(path, nil)
+	l := &Log{path: path, f: f, now: time.Now, wait: FlushInterval, every: every, sum: sha256.New()}
+	st, err := verify(path, true, nil)
+	l.opened = st
 	if errors.Is(err, errNoHead) {
 		// A new log, or one whose creation stopped before the head was
 		// written: an empty log needs nothing more than its head.
 		err = l.writeHead(0, "")
 	} else if err == nil {
-		l.seq, l.hash = st.lastSeq, st.lastHash
+		l.seq, l.hash, l.at, l.end, l.cp = st.lastSeq, st.lastHash, st.lastAt, st.size, st.cp
+		l.sum, l.sumFrom = st.sum, st.sumFrom
 		err = l.finish(st)
+		if err == nil && l.seq-l.cp.seq >= every {
+			// Read and checked just now, and named in the head by finish.
+			l.cp = checkpoint{l.seq, l.at, l.hash}
+			l.sum, l.sumFrom = sha256.New(), l.end
+			err = writeCheckpoint(path, l.cp)
+		}
 	}
 	if err != nil {
 		f.Close()
@@ -262,11 +312,14 @@ func (l *Log) write(e Event, batched bool) (Record, error) {
 		Prev:  l.hash,
 	}
 	r.Hash = hashRecord(r)
-	if _, err := l.f.Write(appendLine(nil, r)); err != nil {
+	line := appendLine(nil, r)
+	if _, err := l.f.Write(line); err != nil {
 		l.err = fmt.Errorf("append to audit log: %w", err)
 		return Record{}, l.err
 	}
-	l.seq, l.hash = r.Seq, r.Hash
+	l.seq, l.hash, l.at = r.Seq, r.Hash, l.end
+	l.end += int64(len(line))
+	l.sum.Write(line)
 	if batched && l.timer == nil {
 		l.timer = time.AfterFunc(l.wait, l.flushPending)
 	}
@@ -287,8 +340,9 @@ func (l *Log) flushPending() {
 // flush makes sure that the records up to seq are synced and named in the
 // head: unless a flush since they were written did it already, it syncs
 // the log, with every record written so far, and replaces the head, without
-// holding mu, so that appends go on meanwhile. The caller holds flushMu,
-// which keeps flushes one at a time and the file open.
+// holding mu, so that appends go on meanwhile. Then it starts moving the
+// checkpoint forward to the last of those records, if that is due. The
+// caller holds flushMu, which keeps flushes one at a time and the file open.
 func (l *Log) flush(seq uint64) error {
 	l.mu.Lock()
 	switch {
@@ -308,6 +362,7 @@ func (l *Log) flush(seq uint64) error {
 		l.timer = nil
 	}
 	f, seq, hash := l.f, l.seq, l.hash
+	m := l.nextMove(checkpoint{l.seq, l.at, l.hash}, l.end)
 	l.mu.Unlock()
 
 	err := f.Sync()
@@ -323,9 +378,20 @@ func (l *Log) flush(seq uint64) error {
 		// that failed once is not to be retried (the kernel may have
 		// dropped the pages it could not write): take no more.
 		l.err = err
+		if m != nil {
+			l.moving = false
+		}
 		return err
 	}
 	l.headSeq = seq
+	if m != nil {
+		l.moves.Go(func() {
+			err := m.run(l.path)
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.done(m, err)
+		})
+	}
 	return nil
 }
 
@@ -358,15 +424,18 @@ func (l *Log) Verify() error {
 	return err
 }
 
-// Close flushes the log, as [Log.Flush] does, and closes it. Appending after
-// Close returns [ErrClosed]. Close reports a flush that fails, now or
-// earlier in the background, since records may then be missing.
+// Close flushes the log, as [Log.Flush] does, moves the checkpoint to the
+// last record if it is due (see [CheckpointEvery]), and closes the log.
+// Appending after Close returns [ErrClosed]. Close reports a flush that
+// fails, now or earlier in the background, since records may then be
+// missing.
 func (l *Log) Close() error {
 	if l.table != nil {
 		return nil
 	}
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	l.moves.Wait() // none starts without flushMu
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -390,23 +459,38 @@ func (l *Log) Close() error {
 	} else if l.err != nil && l.seq > l.headSeq {
 		err = l.poisoned()
 	}
+	if err == nil && l.err == nil {
+		// The move a flush would start, made now, so that the next start
+		// reads fewer records than l.every.
+		if m := l.nextMove(checkpoint{l.seq, l.at, l.hash}, l.end); m != nil {
+			l.done(m, m.run(l.path))
+		}
+	}
 	cerr := l.f.Close()
 	l.f = nil
 	return errors.Join(err, cerr)
 }
 
 // writeHead replaces the head file with one naming record seq, whose hash
-// is hash: a temporary file in the same directory, synced, renamed over the
-// head, and the directory synced.
+// is hash.
 func (l *Log) writeHead(seq uint64, hash string) error {
-	headPath := l.path + ".head"
-	dir := filepath.Dir(headPath)
-	tmp, err := os.CreateTemp(dir, filepath.Base(headPath)+".tmp*")
-	if err != nil {
+	if err := replaceFile(l.path+".head", appendHead(nil, seq, hash)); err != nil {
 		return fmt.Errorf("write audit head: %w", err)
 	}
+	return nil
+}
+
+// replaceFile replaces the file at path with one holding data (mode 0600):
+// a temporary file in the same directory, synced, renamed over it, and the
+// directory synced.
+func replaceFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	_, err = tmp.Write(appendHead(nil, seq, hash))
+	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -414,15 +498,12 @@ func (l *Log) writeHead(seq uint64, hash string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), headPath)
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err == nil {
 		err = syncDir(dir)
 	}
-	if err != nil {
-		return fmt.Errorf("write audit head: %w", err)
-	}
-	return nil
+	return err
 }
 
 func syncDir(dir string) error {

@@ -3,8 +3,10 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,11 +78,12 @@ func TestRecordGolden(t *testing.T) {
 	}
 }
 
-// TestLogFileGolden writes a two-record log with a fixed clock and compares
-// both files byte for byte.
+// TestLogFileGolden writes a two-record log with a fixed clock and a
+// checkpoint every two records, and compares its three files byte for
+// byte.
 func TestLogFileGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path)
+	l, err := open(path, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,15 +105,55 @@ func TestLogFileGolden(t *testing.T) {
 	wantLog := `{"seq":1,"time":"2025-01-02T03:04:05.6Z","actor":"user:owner","action":"server.create","target":"srv_1","fingerprint":"sha256:0011","detail":{},"prev":"","hash":"` + hash1 + `"}` + "\n" +
 		`{"seq":2,"time":"2025-01-02T03:04:06.600000007Z","actor":"token:abc","action":"server.enable","target":"srv_1","fingerprint":"","detail":{"a":"1","b":"2"},"prev":"` + hash1 + `","hash":"` + hash2 + `"}` + "\n"
 	wantHead := `{"seq":2,"hash":"` + hash2 + `"}` + "\n"
+	wantCheckpoint := `{"seq":2,"offset":236,"hash":"` + hash2 + `"}` + "\n" // record 2 starts at byte 236
 	gotLog, _ := os.ReadFile(path)
 	gotHead, _ := os.ReadFile(path + ".head")
+	gotCheckpoint, _ := os.ReadFile(path + ".checkpoint")
 	if diff := cmp.Diff(wantLog, string(gotLog)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantHead, string(gotHead)); diff != "" {
 		t.Errorf("head (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(wantCheckpoint, string(gotCheckpoint)); diff != "" {
+		t.Errorf("checkpoint (-want +got):\n%s", diff)
+	}
 	if n, err := Verify(path); n != 2 || err != nil {
 		t.Errorf("Verify = %d, %v", n, err)
+	}
+}
+
+// TestCheckpointFileGolden: the checkpoint file's one line, read back, and
+// lines that are not exactly it refused.
+func TestCheckpointFileGolden(t *testing.T) {
+	const golden = `{"seq":1000,"offset":254321,"hash":"sha256:6d3bb00d22988041b1eae929c1a6478fc837dc7f89d457398e8a5fe968f7a4d2"}` + "\n"
+	cp := checkpoint{seq: 1000, offset: 254321, hash: goldenHash}
+	if diff := cmp.Diff(golden, string(appendCheckpoint(nil, cp))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, c := range []struct {
+		name, file string
+		ok         bool
+	}{
+		{"golden", golden, true},
+		{"no newline", strings.TrimSuffix(golden, "\n"), false},
+		{"a space", strings.Replace(golden, `,"offset"`, `, "offset"`, 1), false},
+		{"members reordered", `{"offset":254321,"seq":1000,"hash":"` + goldenHash + `"}` + "\n", false},
+		{"an unknown member", strings.Replace(golden, `{"seq"`, `{"x":1,"seq"`, 1), false},
+		{"a leading zero", strings.Replace(golden, `"offset":254321`, `"offset":0254321`, 1), false},
+		{"no record", `{"seq":0,"offset":0,"hash":""}` + "\n", false},
+		{"a negative byte", `{"seq":1,"offset":-1,"hash":""}` + "\n", false},
+		{"empty", "", false},
+	} {
+		os.WriteFile(path+".checkpoint", []byte(c.file), 0o600)
+		got, err := readCheckpoint(path)
+		if c.ok && (err != nil || got != cp) {
+			t.Errorf("%s: %+v, %v", c.name, got, err)
+		}
+		var ve *VerifyError
+		if !c.ok && (!errors.As(err, &ve) || ve.File != "checkpoint" || !errors.Is(err, ErrModified)) {
+			t.Errorf("%s: %+v, %v; want the checkpoint file modified", c.name, got, err)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"strconv"
@@ -20,18 +22,20 @@ var (
 	ErrTruncated = errors.New("truncated") // the last line was cut short
 )
 
-// VerifyError reports the first bad record of a log.
+// VerifyError reports the first bad record of a log, or a bad file beside
+// it.
 type VerifyError struct {
 	Path   string
 	Seq    uint64 // the sequence number that belongs at Line
-	Line   int    // the line, from 1; for records removed from the end, the line after the last; 0 when the head file itself is bad
+	Line   int    // the line, from 1; for records removed from the end, the line after the last; 0 when File is bad
+	File   string // when Line is 0: the file beside the log that is bad itself, "head" or "checkpoint"
 	Kind   error  // ErrModified, ErrRemoved, ErrReordered, ErrInserted or ErrTruncated
 	Reason string // what was found
 }
 
 func (e *VerifyError) Error() string {
 	if e.Line == 0 {
-		return fmt.Sprintf("audit log %s: head file %v: %s", e.Path, e.Kind, e.Reason)
+		return fmt.Sprintf("audit log %s: %s file %v: %s", e.Path, e.File, e.Kind, e.Reason)
 	}
 	return fmt.Sprintf("audit log %s: record %d (line %d) %v: %s", e.Path, e.Seq, e.Line, e.Kind, e.Reason)
 }
@@ -55,13 +59,19 @@ type Report struct {
 	Head    uint64 // the sequence number of the record the head file names, 0 for none
 	Beyond  int    // records after the head's, chained from it: written by batched appends and not yet flushed
 	Torn    int    // bytes of an incomplete last line after the head's record: a write a crash cut short
+
+	Checkpoint uint64 // the record the checkpoint file names, in its place; 0 for no checkpoint file
 }
 
 // String says what r found, for a person: "5 records, chain and head
-// intact", or what lies past the head.
+// intact", or what lies past the head, and where the checkpoint is.
 func (r Report) String() string {
+	cp := ""
+	if r.Checkpoint > 0 {
+		cp = fmt.Sprintf("; the checkpoint (record %d) is in place", r.Checkpoint)
+	}
 	if r.Beyond == 0 && r.Torn == 0 {
-		return fmt.Sprintf("%d records, chain and head intact", r.Records)
+		return fmt.Sprintf("%d records, chain and head intact%s", r.Records, cp)
 	}
 	s := fmt.Sprintf("%d records, chain intact; the head file names record %d", r.Records, r.Head)
 	switch {
@@ -76,14 +86,17 @@ func (r Report) String() string {
 	if r.Torn > 0 {
 		s += fmt.Sprintf("; the last line is incomplete (%d bytes, no newline): a write a crash cut short before it was synced, which the next open of the log cuts off", r.Torn)
 	}
-	return s
+	return s + cp
 }
 
 // Inspect checks the log at path and reports what it holds. It checks that
 // every line is a record exactly as [Log.Append] writes it, that every
 // record's hash matches its contents, that sequence numbers run 1, 2, 3...
 // with each Prev the Hash of the record before, and that the head file
-// names a record of the log, with that record's hash.
+// names a record of the log, with that record's hash. It reads the whole
+// log, whatever the checkpoint file says, and checks that file too: that
+// it names a record of the log, with that record's hash, at the byte where
+// that record's line starts.
 //
 // The head may name a record before the last. The records after it, each
 // chained from the one before it back to the head's, are what
@@ -103,19 +116,19 @@ func (r Report) String() string {
 // [ErrReordered], [ErrInserted] or [ErrTruncated]. That includes a log
 // that ends before the head's record ([ErrRemoved], or [ErrTruncated] when
 // its last line is incomplete), and a head whose hash is not its record's
-// ([ErrModified]). Inspect reads the files as they are: records appended
+// ([ErrModified]), and the same of the checkpoint file. Inspect reads the files as they are: records appended
 // while it reads may be missed, and a line being written may read as
 // incomplete. Read a log that a [Log] in this process is appending to with
 // [Log.ReadAll].
 func Inspect(path string) (Report, error) {
-	st, err := verify(path, nil)
+	st, err := verify(path, false, nil)
 	if errors.Is(err, errNoHead) {
 		err = nil // an empty log: nothing to protect yet
 	}
 	if err != nil {
 		return Report{Records: st.records}, err
 	}
-	return Report{Records: st.records, Head: st.headSeq, Beyond: st.beyond, Torn: st.torn}, nil
+	return Report{Records: st.records, Head: st.headSeq, Beyond: st.beyond, Torn: st.torn, Checkpoint: st.cp.seq}, nil
 }
 
 // ReadAll verifies the log at path, as [Inspect] does, and returns its
@@ -124,7 +137,7 @@ func Inspect(path string) (Report, error) {
 // file itself is bad or missing, every record whose chain checks out).
 func ReadAll(path string) ([]Record, error) {
 	var out []Record
-	_, err := verify(path, func(r Record) { out = append(out, r) })
+	_, err := verify(path, false, func(r Record) { out = append(out, r) })
 	if errors.Is(err, errNoHead) {
 		err = nil
 	}
@@ -139,18 +152,40 @@ func ReadAll(path string) ([]Record, error) {
 
 // state is what verify learned about a log.
 type state struct {
-	records  int
-	lastSeq  uint64
+	records  int    // the records of the log, up to the last read
+	lastSeq  uint64 // of the last record read
 	lastHash string
-	size     int64  // the bytes of the records' lines
+	lastAt   int64  // the byte its line starts at
+	size     int64  // the bytes of the records' lines: where the line after the last starts
 	headSeq  uint64 // the record the head file names
 	beyond   int    // the records after the head's
 	torn     int    // the bytes of an incomplete line after the head's record
+	cp       checkpoint
+	sum      hash.Hash // with tail: SHA-256 of the lines read after the checkpoint's, torn line left out
+	sumFrom  int64     // where they start: the end of the checkpoint's line
+
+	// The work done: the records read and hashed, the bytes read from the file.
+	checked int
+	read    int64
 }
 
-// verify walks the log, calling visit for each record that checks out.
-func verify(path string, visit func(Record)) (state, error) {
+// verify checks the log and its head and checkpoint files, calling visit
+// for each record that checks out. From the start of the log, it checks
+// every record, and that the checkpoint file, if any, names one of them,
+// where it is. With tail, it starts at the record the checkpoint file names
+// instead (from the start when there is none): it checks that that record is
+// whole, at its byte, with its hash, and every record after it, as
+// [Open] does.
+func verify(path string, tail bool, visit func(Record)) (state, error) {
 	var st state
+	// The checkpoint first: a writer replaces the head before the
+	// checkpoint that names its record, so the head read after it names
+	// that record or a later one.
+	cp, cpErr := readCheckpoint(path)
+	if cpErr != nil && !errors.Is(cpErr, os.ErrNotExist) {
+		return st, cpErr
+	}
+	hasCP := cpErr == nil
 	head, headErr := readHead(path)
 	if headErr != nil && !errors.Is(headErr, os.ErrNotExist) {
 		return st, headErr
@@ -164,75 +199,71 @@ func verify(path string, visit func(Record)) (state, error) {
 	bad := func(seq uint64, line int, kind error, format string, args ...any) (state, error) {
 		return st, &VerifyError{Path: path, Seq: seq, Line: line, Kind: kind, Reason: fmt.Sprintf(format, args...)}
 	}
-	rd := bufio.NewReader(f)
+	badFile := func(file string, kind error, format string, args ...any) (state, error) {
+		return st, &VerifyError{Path: path, File: file, Kind: kind, Reason: fmt.Sprintf(format, args...)}
+	}
+	if headErr == nil && head.seq < cp.seq {
+		return badFile("head", ErrModified, "it names record %d, before record %d, which the checkpoint file names, though a head is always written first: the head was replaced with an older one, or the checkpoint file was edited", head.seq, cp.seq)
+	}
+	from := checkpoint{}
+	if tail && hasCP {
+		from = cp
+	}
+	var sum hash.Hash
+	if tail {
+		sum = sha256.New()
+	}
 	headHash := "" // the hash of the record the head names, once read
-	torn := 0      // the line that is incomplete, if any
-	for line := 1; ; line++ {
-		expect := st.lastSeq + 1
-		b, err := rd.ReadBytes('\n')
-		if err == io.EOF {
-			if len(b) > 0 {
-				st.torn, torn = len(b), line
+	st, err = walk(path, &countingReader{r: f}, from, sum, func(r Record, at int64) error {
+		if hasCP && r.Seq == cp.seq {
+			if r.Hash != cp.hash {
+				return &VerifyError{Path: path, Seq: r.Seq, Line: int(r.Seq), Kind: ErrModified,
+					Reason: fmt.Sprintf("its hash %s is not the one in the checkpoint file (%s): the records up to it were rewritten, or the checkpoint file was", r.Hash, cp.hash)}
 			}
-			break
-		}
-		if err != nil {
-			return st, fmt.Errorf("verify audit log: %w", err)
-		}
-		size := int64(len(b))
-		b = b[:len(b)-1]
-		r, err := decodeLine(b)
-		if err != nil {
-			return bad(expect, line, ErrModified, "%v", err)
-		}
-		if h := hashRecord(r); r.Hash != h {
-			return bad(expect, line, ErrModified, "its hash %s does not match its contents (%s)", r.Hash, h)
-		}
-		switch {
-		case r.Seq > expect:
-			if at := findSeq(rd, expect, line); at > 0 {
-				return bad(expect, line, ErrReordered, "line %d holds record %d, and record %d is at line %d", line, r.Seq, expect, at)
+			if at != cp.offset {
+				return &VerifyError{Path: path, Seq: r.Seq, Line: int(r.Seq), Kind: ErrModified,
+					Reason: fmt.Sprintf("it starts at byte %d, not at byte %d as the checkpoint file says: the checkpoint file was edited", at, cp.offset)}
 			}
-			return bad(expect, line, ErrRemoved, "%s missing: line %d holds record %d", span(expect, r.Seq-1), line, r.Seq)
-		case r.Seq < expect:
-			return bad(expect, line, ErrInserted, "line %d holds record %d again (first at line %d): a record was inserted before it", line, r.Seq, r.Seq)
-		case r.Prev != st.lastHash:
-			if expect == 1 {
-				return bad(expect, line, ErrModified, "the first record's prev is %q, not empty: records before it were removed, or it was forged", r.Prev)
-			}
-			return bad(expect, line, ErrModified, "its prev %s is not the hash of record %d (%s): record %d or this one was altered or replaced", r.Prev, expect-1, st.lastHash, expect-1)
+		}
+		if headErr == nil && r.Seq == head.seq {
+			headHash = r.Hash
 		}
 		if visit != nil {
 			visit(r)
 		}
-		st.records++
-		st.size += size
-		st.lastSeq, st.lastHash = r.Seq, r.Hash
-		if headErr == nil && r.Seq == head.seq {
-			headHash = r.Hash
-		}
+		return nil
+	})
+	if err != nil {
+		return st, err
 	}
+	if hasCP {
+		st.cp = cp
+	}
+	st.sum = sum
 
 	// An incomplete last line is accepted only after the head's record,
 	// where it is a write that was never synced; where the head says it
 	// was synced, it is a record cut short.
-	if st.torn > 0 && (headErr != nil || head.seq > st.lastSeq) {
-		return bad(st.lastSeq+1, torn, ErrTruncated, "the last line is incomplete (%d bytes, no newline)", st.torn)
+	if st.torn > 0 && (headErr != nil || head.seq > st.lastSeq || cp.seq > st.lastSeq) {
+		return bad(st.lastSeq+1, int(st.lastSeq+1), ErrTruncated, "the last line is incomplete (%d bytes, no newline)", st.torn)
 	}
-	end := st.records + 1 // the line after the last
+	end := int(st.lastSeq + 1) // the line after the last
+	if hasCP && cp.seq > st.lastSeq {
+		return bad(st.lastSeq+1, end, ErrRemoved, "the checkpoint file names record %d, but the log ends at record %d: %s removed from the end", cp.seq, st.lastSeq, span(st.lastSeq+1, cp.seq))
+	}
 	if errors.Is(headErr, os.ErrNotExist) {
 		if st.records == 0 {
 			return st, errNoHead
 		}
-		return bad(0, 0, ErrRemoved, "%s.head is missing, so records removed from the end would not show", path)
+		return badFile("head", ErrRemoved, "%s.head is missing, so records removed from the end would not show", path)
 	}
 	switch {
 	case head.seq > st.lastSeq:
 		return bad(st.lastSeq+1, end, ErrRemoved, "the head file names record %d, but the log ends at record %d: %s removed from the end", head.seq, st.lastSeq, span(st.lastSeq+1, head.seq))
 	case head.seq == st.lastSeq && head.hash != st.lastHash:
-		return bad(st.lastSeq, st.records, ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", st.lastHash, head.hash)
+		return bad(st.lastSeq, int(st.lastSeq), ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", st.lastHash, head.hash)
 	case head.seq == 0 && head.hash != "":
-		return bad(0, 0, ErrModified, "it names no record, yet holds a hash (%s)", head.hash)
+		return badFile("head", ErrModified, "it names no record, yet holds a hash (%s)", head.hash)
 	case head.seq > 0 && headHash != head.hash:
 		return bad(head.seq, int(head.seq), ErrModified, "its hash %s is not the one in the head file (%s): it was replaced", headHash, head.hash)
 	}
@@ -241,6 +272,131 @@ func verify(path string, visit func(Record)) (state, error) {
 	st.headSeq = head.seq
 	st.beyond = int(st.lastSeq - head.seq)
 	return st, nil
+}
+
+// walk reads the records of the log at path from src. From the start of
+// the log when from names no record; otherwise from the byte from.offset,
+// where record from.seq, hashing to from.hash, must start a line. It checks
+// that every line is a record as [Log.Append] writes it, whose hash matches
+// its contents, with the next sequence number and the hash of the record
+// before as its prev, and calls each with the record and the byte its line
+// starts at, and writes each line after from's to sum, if it is not nil. An
+// error from each stops the walk. It stops at the end of src, counting the
+// bytes of an incomplete last line in state.torn; the caller judges whether
+// the log may end there.
+//
+// Line numbers are those a whole log has, record n on line n: from a
+// checkpoint, the lines before it are not read.
+func walk(path string, src *countingReader, from checkpoint, sum io.Writer, each func(Record, int64) error) (st state, err error) {
+	defer func() { st.read = src.n }()
+	bad := func(seq uint64, kind error, format string, args ...any) (state, error) {
+		return st, &VerifyError{Path: path, Seq: seq, Line: int(seq), Kind: kind, Reason: fmt.Sprintf(format, args...)}
+	}
+	var rd *bufio.Reader
+	if from.seq > 0 {
+		// Read from the byte before the record, the end of the line before
+		// it, unless it is the first.
+		start := max(from.offset-1, 0)
+		if _, err := src.r.Seek(start, io.SeekStart); err != nil {
+			return st, fmt.Errorf("verify audit log: %w", err)
+		}
+		rd = bufio.NewReader(src)
+		if start < from.offset {
+			c, err := rd.ReadByte()
+			switch {
+			case err == io.EOF:
+				return bad(from.seq, ErrRemoved, "the log ends before byte %d, where the checkpoint file says this record starts: records were removed from the end", from.offset)
+			case err != nil:
+				return st, fmt.Errorf("verify audit log: %w", err)
+			case c != '\n':
+				return bad(from.seq, ErrModified, "the checkpoint file names this record at byte %d, which does not start a line: the records before it were changed", from.offset)
+			}
+		}
+		b, err := rd.ReadBytes('\n')
+		switch {
+		case err == io.EOF && len(b) == 0:
+			return bad(from.seq, ErrRemoved, "the log ends before byte %d, where the checkpoint file says this record starts: records were removed from the end", from.offset)
+		case err == io.EOF:
+			return bad(from.seq, ErrTruncated, "it is cut short (%d bytes, no newline)", len(b))
+		case err != nil:
+			return st, fmt.Errorf("verify audit log: %w", err)
+		}
+		r, err := decodeLine(b[:len(b)-1])
+		if err != nil {
+			return bad(from.seq, ErrModified, "%v", err)
+		}
+		st.checked++
+		if h := hashRecord(r); r.Hash != h {
+			return bad(from.seq, ErrModified, "its hash %s does not match its contents (%s)", r.Hash, h)
+		}
+		if r.Seq != from.seq || r.Hash != from.hash {
+			return bad(from.seq, ErrModified, "the checkpoint file names record %d with hash %s at byte %d, where record %d with hash %s is: the records before it were changed, or the checkpoint file was", from.seq, from.hash, from.offset, r.Seq, r.Hash)
+		}
+		if err := each(r, from.offset); err != nil {
+			return st, err
+		}
+		st.records = int(r.Seq)
+		st.lastSeq, st.lastHash, st.lastAt = r.Seq, r.Hash, from.offset
+		st.size = from.offset + int64(len(b))
+		st.sumFrom = st.size
+	} else {
+		rd = bufio.NewReader(src)
+	}
+	for {
+		expect := st.lastSeq + 1
+		line := int(expect)
+		b, err := rd.ReadBytes('\n')
+		if err == io.EOF {
+			st.torn = len(b)
+			return st, nil
+		}
+		if err != nil {
+			return st, fmt.Errorf("verify audit log: %w", err)
+		}
+		r, err := decodeLine(b[:len(b)-1])
+		if err != nil {
+			return bad(expect, ErrModified, "%v", err)
+		}
+		st.checked++
+		if h := hashRecord(r); r.Hash != h {
+			return bad(expect, ErrModified, "its hash %s does not match its contents (%s)", r.Hash, h)
+		}
+		switch {
+		case r.Seq > expect:
+			if at := findSeq(rd, expect, line); at > 0 {
+				return bad(expect, ErrReordered, "line %d holds record %d, and record %d is at line %d", line, r.Seq, expect, at)
+			}
+			return bad(expect, ErrRemoved, "%s missing: line %d holds record %d", span(expect, r.Seq-1), line, r.Seq)
+		case r.Seq < expect:
+			return bad(expect, ErrInserted, "line %d holds record %d again (first at line %d): a record was inserted before it", line, r.Seq, r.Seq)
+		case r.Prev != st.lastHash:
+			if expect == 1 {
+				return bad(expect, ErrModified, "the first record's prev is %q, not empty: records before it were removed, or it was forged", r.Prev)
+			}
+			return bad(expect, ErrModified, "its prev %s is not the hash of record %d (%s): record %d or this one was altered or replaced", r.Prev, expect-1, st.lastHash, expect-1)
+		}
+		if err := each(r, st.size); err != nil {
+			return st, err
+		}
+		if sum != nil {
+			sum.Write(b)
+		}
+		st.records++
+		st.lastSeq, st.lastHash, st.lastAt = r.Seq, r.Hash, st.size
+		st.size += int64(len(b))
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReadSeeker
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // span names records a to b: "record 3 is" or "records 3 to 5 are".
@@ -299,18 +455,30 @@ type head struct {
 }
 
 func readHead(path string) (head, error) {
-	b, err := os.ReadFile(path + ".head")
-	if err != nil {
-		return head{}, fmt.Errorf("read audit head: %w", err)
-	}
 	var h struct {
 		Seq  uint64 `json:"seq"`
 		Hash string `json:"hash"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil || !bytes.Equal(b, appendHead(nil, h.Seq, h.Hash)) {
-		return head{}, &VerifyError{Path: path, Kind: ErrModified, Reason: strconv.Quote(path+".head") + " is not as Zero writes it"}
+	if err := readBeside(path, "head", &h, func() []byte { return appendHead(nil, h.Seq, h.Hash) }); err != nil {
+		return head{}, err
 	}
 	return head{h.Seq, h.Hash}, nil
+}
+
+// readBeside reads the file beside the log at path (its path plus "." and
+// file: "head" or "checkpoint") into v, a pointer to a struct of the
+// file's members. A file that is not one JSON object of those members,
+// exactly as encode writes v back, is a [*VerifyError].
+func readBeside(path, file string, v any, encode func() []byte) error {
+	name := path + "." + file
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("read audit %s: %w", file, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || !bytes.Equal(b, encode()) {
+		return &VerifyError{Path: path, File: file, Kind: ErrModified, Reason: strconv.Quote(name) + " is not as Zero writes it"}
+	}
+	return nil
 }

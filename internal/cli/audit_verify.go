@@ -21,11 +21,20 @@ func auditVerifyCommand() *Command {
 		Short:     "check the audit log's hash chain and its head file",
 		Long: `Audit verify walks the hash-chained audit log ($ZERO_HOME/audit.log unless
 --file names another) and checks every record's hash, the chain, the sequence
-numbers and the head file beside the log. It exits 0 when the log is whole,
-1 when it is not, naming the first bad record. Records after the one the head
-names pass when they chain from it: they were written by batched appends (tool
-calls) not yet flushed, because zero serve is running or stopped before its
-flush, and it says so.
+numbers, the head file beside the log and the checkpoint file, if there is
+one. It exits 0 when the log is whole, 1 when it is not, naming the first bad
+record. Records after the one the head names pass when they chain from it:
+they were written by batched appends (tool calls) not yet flushed, because
+zero serve is running or stopped before its flush, and it says so. It reads
+the files and writes none.
+
+zero serve reads less at each start: only from the record the checkpoint file
+(audit.log.checkpoint) names on, checking that that record is at the byte the
+file says, with its hash, that every record after it chains from it, and the
+head file. The writer moves the checkpoint forward every 1000 records, once
+their bytes read back from the file as what it checked at start or wrote. A
+record before the checkpoint's that was changed in place, keeping the length
+of its line, is therefore found here, not by a start.
 
 With --database, or ZERO_DATABASE_URL when no --file is given (as zero serve
 reads it), the chain is the one kept in a PostgreSQL database's audit_records
