@@ -15,7 +15,8 @@
 #
 # The client is bench/rawhttp: CALLS calls (default 2000) with 8 in flight,
 # then with 1 (sequential), on a fresh session each round; the gateways take
-# turns within each round, ROUNDS rounds (default 5). It prints each
+# turns within each round, each round starting with the next one, ROUNDS
+# rounds (default 5). It prints each
 # round's calls/s, then the medians and Zero's ratio to each peer, and each
 # gateway's resident memory at the end.
 set -euo pipefail
@@ -75,9 +76,12 @@ for g in $GATEWAYS; do # each answers before the rounds begin
 done
 
 : >"$WORK/results"
+ORDER=($GATEWAYS)
 for r in $(seq "$ROUNDS"); do
+  # Each round starts with the next gateway: none always goes first.
+  ORDER=("${ORDER[@]:1}" "${ORDER[0]}")
   for c in 8 1; do
-    for g in $GATEWAYS; do
+    for g in "${ORDER[@]}"; do
       # shellcheck disable=SC2046
       cps=$("$WORK/rawhttp" -n "$CALLS" -warmup 50 -runs 1 -c "$c" -args "$ARGS" $(gateway "$g") | tail -1 | awk '{print $4}')
       echo "round $r, $c in flight, $g: $cps calls/s"

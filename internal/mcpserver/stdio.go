@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/mcpwire"
 )
 
 // This file holds a leaner stdio transport than the SDK's mcp.StdioTransport,
@@ -59,16 +61,8 @@ import (
 // mcp.DefaultMaxLineLength.
 const MaxFrame = mcp.DefaultMaxLineLength
 
-const maxDepth = 1000 // as the SDK's decoder
-
 // batchlessVersion is the first protocol version without JSON-RPC batches.
 const batchlessVersion = "2025-06-18"
-
-var (
-	errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
-	errTooDeep       = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth)
-	errTrailing      = errors.New("invalid trailing data at the end of stream")
-)
 
 // A StdioTransport connects an MCP server to a reader and a writer, usually
 // the process's stdin and stdout.
@@ -128,7 +122,7 @@ type batch struct {
 // so that Close can unblock a Read even when the input cannot be interrupted.
 func (c *stdioConn) readLoop(r *bufio.Reader) {
 	for {
-		data, err := readFrame(r)
+		data, err := mcpwire.ReadFrame(r, MaxFrame)
 		select {
 		case c.incoming <- frame{data, err}:
 		case <-c.closed:
@@ -139,119 +133,6 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 		}
 	}
 }
-
-// readFrame returns the next JSON value as the SDK's decoder reads it:
-// whitespace before it is skipped, and the byte after it, if any, must be a
-// newline or a carriage return. A value may span lines and reads. The frame's
-// bytes, the whitespace before it included, count towards MaxFrame.
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	n := 0
-	for {
-		if _, err := r.Peek(1); err != nil {
-			return nil, err // io.EOF after whitespace alone is a clean end
-		}
-		chunk, _ := r.Peek(r.Buffered())
-		i := 0
-		for i < len(chunk) && isSpace(chunk[i]) {
-			i++
-		}
-		r.Discard(i)
-		if n += i; n > MaxFrame {
-			return nil, errFrameTooLarge
-		}
-		if i < len(chunk) {
-			break
-		}
-	}
-	var s valueScanner
-	var data []byte
-	for {
-		if _, err := r.Peek(1); err != nil {
-			if !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			if !s.endsAtEOF() {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return data, nil
-		}
-		chunk, _ := r.Peek(r.Buffered())
-		end, complete, err := s.scan(chunk)
-		if err != nil {
-			return nil, err
-		}
-		if n+len(data)+end > MaxFrame {
-			return nil, errFrameTooLarge
-		}
-		data = append(data, chunk[:end]...)
-		r.Discard(end)
-		if complete {
-			break
-		}
-	}
-	next, err := r.Peek(1)
-	switch {
-	case err == nil && next[0] != '\n' && next[0] != '\r':
-		return nil, errTrailing
-	case err != nil && !errors.Is(err, io.EOF):
-		return nil, err
-	}
-	return data, nil
-}
-
-// A valueScanner finds where a JSON value ends, across reads, checking the
-// nesting depth on the way. It does not validate the JSON; the decoder does
-// that.
-type valueScanner struct {
-	depth             int
-	inString, escaped bool
-}
-
-// scan goes on through b from where the last call left off and returns
-// where in b the value ends; complete is false when it goes on past b.
-func (s *valueScanner) scan(b []byte) (end int, complete bool, err error) {
-	for i, ch := range b {
-		if s.inString {
-			switch {
-			case s.escaped:
-				s.escaped = false
-			case ch == '\\':
-				s.escaped = true
-			case ch == '"':
-				s.inString = false
-				if s.depth == 0 {
-					return i + 1, true, nil
-				}
-			}
-			continue
-		}
-		switch ch {
-		case '"':
-			s.inString = true
-		case '{', '[':
-			s.depth++
-			if s.depth > maxDepth {
-				return 0, false, errTooDeep
-			}
-		case '}', ']':
-			s.depth--
-			if s.depth <= 0 {
-				return i + 1, true, nil
-			}
-		case ' ', '\t', '\r', '\n':
-			if s.depth == 0 {
-				return i, true, nil // the end of a bare literal
-			}
-		}
-	}
-	return len(b), false, nil
-}
-
-// endsAtEOF reports whether the value scanned so far is complete if the
-// input ends here: a bare literal is.
-func (s *valueScanner) endsAtEOF() bool { return s.depth == 0 && !s.inString }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // Read implements [mcp.Connection].
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -279,7 +160,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, f.err
 	}
 	if f.data[0] != '[' {
-		msg, err := decodeMessage(f.data)
+		msg, err := mcpwire.Decode(f.data)
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +250,7 @@ func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
 	}
 	msgs := make([]jsonrpc.Message, 0, len(raws))
 	for _, raw := range raws {
-		msg, err := decodeMessage(raw)
+		msg, err := mcpwire.Decode(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -407,47 +288,6 @@ func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
 	c.queue = msgs[1:]
 	c.trackLocked(msgs[0])
 	return msgs[0], nil
-}
-
-// wireMessage is the JSON-RPC envelope, decoded as the SDK decodes it.
-type wireMessage struct {
-	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id,omitempty"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *jsonrpc.Error  `json:"error,omitempty"`
-}
-
-// decodeMessage decodes one message exactly as jsonrpc.DecodeMessage does,
-// without that function's per-call decoder buffer.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	var w wireMessage
-	if _, err := segjson.Parse(data, &w, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
-	}
-	if w.Version != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
-	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, err
-	}
-	if len(w.Method) > 0 {
-		var method string
-		if _, err := segjson.Parse(w.Method, &method, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
-		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
-	}
-	if !id.IsValid() {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
-	}
-	resp := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		resp.Error = w.Error
-	}
-	return resp, nil
 }
 
 // Write implements [mcp.Connection].

@@ -13,8 +13,8 @@ import (
 const stopGrace = 200 * time.Millisecond
 
 // A Process is a child started by [Start], which the caller talks to over
-// pipes: an MCP server on stdio, for instance, through
-// mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}.
+// pipes: an MCP server on stdio, for instance, whose messages go to Stdin
+// and come from Stdout.
 //
 // Its lifetime is bounded by [Cmd].Timeout and by the context given to Start:
 // when either ends, its whole process group is killed and it is reaped.

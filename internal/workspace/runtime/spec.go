@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/buildinfo"
@@ -188,8 +187,8 @@ func (s Spec) Cmd(roots *fsroot.Set) spawn.Cmd {
 		Timeout: MaxLifetime, Expect: s.Program, OutputLimit: stderrKept}
 }
 
-// link is a started transport: the MCP transport to connect over, and the
-// process behind it (stdio).
+// link is a started transport: the process of a stdio server, or the MCP
+// transport to connect over to an http one.
 type link struct {
 	transport mcp.Transport
 	proc      *spawn.Process
@@ -210,7 +209,7 @@ func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Dur
 		if err != nil {
 			return link{}, err
 		}
-		return link{transport: &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin, MaxLineLength: maxFrame}, proc: p}, nil
+		return link{proc: p}, nil
 	case KindHTTP, KindSSE:
 		u, err := netguard.Options{Schemes: netguard.HTTPSOnly}.CheckURL(s.URL)
 		if err != nil {
@@ -248,16 +247,17 @@ const (
 //
 // Over stdio, where messages arrive in the order the server wrote them,
 // changed is told as the notification is read off the wire, before any
-// message after it is handled: a call answered after the server announced
-// a change is never decided on the listing before it. (The SDK hands
-// notifications to a handler of their own, which may run after a later
-// response is delivered.) Over http, where a notification and a response
-// may come on different streams in any order, the SDK's handler tells it.
+// message after it is handled (see stdioConn): a call answered after the
+// server announced a change is never decided on the listing before it. (The
+// SDK hands notifications to a handler of their own, which may run after a
+// later response is delivered.) Over http, where a notification and a
+// response may come on different streams in any order, the SDK's handler
+// tells it.
 func connect(ctx context.Context, changed func(), l link) (*mcp.ClientSession, error) {
 	var opts *mcp.ClientOptions
 	transport := l.transport
 	if l.proc != nil {
-		transport = announcing{transport, changed}
+		transport = stdioTransport{l.proc, changed}
 	} else {
 		opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed() }}
 	}
@@ -267,34 +267,6 @@ func connect(ctx context.Context, changed func(), l link) (*mcp.ClientSession, e
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return cs, nil
-}
-
-// announcing is a transport whose connection calls changed when it reads
-// the server's notifications/tools/list_changed, before it returns it.
-type announcing struct {
-	mcp.Transport
-	changed func()
-}
-
-func (t announcing) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return announcingConn{c, t.changed}, nil
-}
-
-type announcingConn struct {
-	mcp.Connection
-	changed func()
-}
-
-func (c announcingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && r.Method == "notifications/tools/list_changed" {
-		c.changed()
-	}
-	return m, err
 }
 
 // list lists a session's tools, hashing each as the drift gate compares
