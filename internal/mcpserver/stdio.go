@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"sync"
 
-	segjson "github.com/segmentio/encoding/json"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -241,20 +239,9 @@ func (c *stdioConn) drain(ctx context.Context) error {
 }
 
 func (c *stdioConn) readBatch(data []byte) (jsonrpc.Message, error) {
-	var raws []json.RawMessage
-	if _, err := segjson.Parse(data, &raws, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+	msgs, err := mcpwire.DecodeBatch(data)
+	if err != nil {
 		return nil, err
-	}
-	if len(raws) == 0 {
-		return nil, errors.New("empty batch")
-	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		msg, err := mcpwire.Decode(raw)
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, msg)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -182,3 +182,24 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	}
 	return resp, nil
 }
+
+// DecodeBatch decodes a JSON-RPC batch: an array of one or more messages,
+// each as Decode decodes it.
+func DecodeBatch(data []byte) ([]jsonrpc.Message, error) {
+	var raws []json.RawMessage
+	if _, err := segjson.Parse(data, &raws, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, errors.New("empty batch")
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		msg, err := Decode(raw)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, nil
+}

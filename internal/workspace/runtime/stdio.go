@@ -3,11 +3,8 @@ package runtime
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
-
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,29 +62,14 @@ func (c *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 // decodeFrame decodes a frame's message, or a batch's, which a server of a
 // protocol version before 2025-06-18 may send.
 func decodeFrame(data []byte) ([]jsonrpc.Message, error) {
-	if data[0] != '[' {
-		msg, err := mcpwire.Decode(data)
-		if err != nil {
-			return nil, err
-		}
-		return []jsonrpc.Message{msg}, nil
+	if data[0] == '[' {
+		return mcpwire.DecodeBatch(data)
 	}
-	var raws []json.RawMessage
-	if _, err := segjson.Parse(data, &raws, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
+	msg, err := mcpwire.Decode(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(raws) == 0 {
-		return nil, fmt.Errorf("an empty batch")
-	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		msg, err := mcpwire.Decode(raw)
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, msg)
-	}
-	return msgs, nil
+	return []jsonrpc.Message{msg}, nil
 }
 
 // Write writes msg and a newline in one write.
