@@ -109,4 +109,7 @@ for c in (8, 1):
         if cc == c:
             m = statistics.median(v)
             print(f"  {g:13} {m:7.0f}   zero / {g}: {zero / m:.2f}")
+    peers = [v for (cc, g), v in by.items() if cc == c and not g.startswith("zero")]
+    ahead = sum(z > max(p[i] for p in peers) for i, z in enumerate(by[(c, "zero")]))
+    print(f"  rounds in which zero was ahead of every peer: {ahead} of {len(by[(c, 'zero')])}")
 EOF
