@@ -25,6 +25,9 @@ var restricted = map[string]string{
 	"modernc.org/sqlite":              "internal/database",    // the one database package
 	"github.com/jackc/pgx/v5/stdlib":  "internal/database",
 	"github.com/jackc/pgx/v5/pgxpool": "internal/database",
+	// The one renderer and sanitizer of Markdown shown in pages.
+	"github.com/yuin/goldmark":           "internal/guard/markdown",
+	"github.com/microcosm-cc/bluemonday": "internal/guard/markdown",
 }
 
 // testSupportMay lists the restricted imports that a test-support package
