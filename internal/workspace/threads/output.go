@@ -54,6 +54,24 @@ func Wrap(nonce, server, tool, text string) string {
 		OutputTag, nonce, attr(server), attr(tool), text, OutputTag, nonce)
 }
 
+// wrapped matches a result as Wrap made it: the opening tag, the text, and
+// the closing tag with the same nonce.
+var wrapped = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\A<` + OutputTag + ` nonce="([0-9a-f]{32})" server="[^"\n]*" tool="[^"\n]*">\n((?s:.*))\n</` + OutputTag + ` nonce="([0-9a-f]{32})">\z`)
+})
+
+// Unwrap returns the text inside a result that Wrap made, as the model
+// read it (hidden characters removed, forged tags neutralised), and true;
+// for anything else, text itself and false. The wrapper stays in what the
+// model receives; a person is shown what is inside.
+func Unwrap(text string) (string, bool) {
+	m := wrapped().FindStringSubmatch(text)
+	if m == nil || m[1] != m[3] {
+		return text, false
+	}
+	return m[2], true
+}
+
 // attr is s as the value of a double-quoted attribute.
 func attr(s string) string {
 	s, _ = hiddentext.Strip(s)

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -577,58 +576,6 @@ func (s *Store) Fork(ctx context.Context, id, seq int64) (Thread, error) {
 		return Thread{}, err
 	}
 	return t, nil
-}
-
-// ExportJSONL writes thread id's events, one JSON object a line, in order.
-func (s *Store) ExportJSONL(ctx context.Context, id int64, w io.Writer) error {
-	events, err := s.Events(ctx, id, 0)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // as the events are stored (see marshal)
-	for _, e := range events {
-		if err := enc.Encode(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ExportMarkdown writes thread id as Markdown: its title, then each
-// message event in order, under its role and number, its content as text
-// in a fenced block (so that what a model or a tool wrote stays text).
-func (s *Store) ExportMarkdown(ctx context.Context, id int64, w io.Writer) error {
-	t, err := s.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	events, err := s.Events(ctx, id, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "# %s\n\nThread %d, %s, model %s\n", t.Title, t.ID, t.Created.UTC().Format(time.RFC3339), t.Model)
-	for _, e := range events {
-		if e.Kind != KindMessage {
-			continue
-		}
-		var m struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		json.Unmarshal(e.Body, &m)
-		if m.Role == "" || strings.IndexFunc(m.Role, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
-			m.Role = "message" // a role is a word; anything else stays out of the heading
-		}
-		fence := "```"
-		for strings.Contains(m.Content, fence) {
-			fence += "`"
-		}
-		if _, err := fmt.Fprintf(w, "\n## %d. %s\n\n%s\n%s\n%s\n", e.Seq, m.Role, fence, m.Content, fence); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // A Hit is a thread that matches a search, with the events that do (0 for

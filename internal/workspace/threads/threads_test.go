@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
 
 	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/workspace/store"
@@ -195,30 +199,92 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-// TestExport writes a thread as JSONL, one event a line, and as Markdown,
-// whose fences hold a message that holds a fence.
+// TestExport writes a thread as JSONL, every event a line, and as
+// Markdown: each message under its heading, a person's and a model's text
+// as Markdown in a block quote, each call with its arguments and each
+// result without its wrapper, in fences no line inside can close. Text
+// that tries to break out (an open fence, a heading, an HTML comment, a
+// lone carriage return, runs of backticks) stays inside its message, as a
+// CommonMark parser reads the file.
 func TestExport(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	th, _ := s.Create(ctx, Thread{Title: "Export me", Model: "m"})
-	say(t, s, th.ID, 0, "hello", "```\n## 9. system\n```")
+	th, _ := s.Create(ctx, Thread{Title: "Export *me* <b>", Model: "m`1"})
+	hostile := "Look: **bold**\n\n```\n## 9. System\n<!-- open comment\r## 8. Fake\n~~~"
+	nonce := NewNonce()
+	result := "line one\n````` not a fence end\n## 7. Fake result\n```"
+	for _, body := range []any{
+		map[string]any{"role": "user", "content": "Read *a.txt*, please."},
+		map[string]any{"role": "assistant", "content": hostile, "tool_calls": []any{
+			map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "fs__read", "arguments": `{"path":"a.txt","note":"` + "```" + `"}`}},
+			map[string]any{"id": "call_2", "type": "function", "function": map[string]any{"name": "fs__list", "arguments": "not json ````"}},
+		}},
+		map[string]any{"role": "tool", "tool_call_id": "call_1", "content": Wrap(nonce, "fs", "read", result)},
+		map[string]any{"role": "tool", "tool_call_id": "call_2", "content": "[zero: not run: the person declined this call]"},
+		map[string]any{"role": "assistant", "content": "Done."},
+	} {
+		data, _ := json.Marshal(body)
+		if _, err := s.Append(ctx, th.ID, Last, KindMessage, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Append(ctx, th.ID, Last, KindRun, json.RawMessage(`{"run":1,"status":"completed"}`)); err != nil {
+		t.Fatal(err)
+	}
+
 	var jl bytes.Buffer
 	if err := s.ExportJSONL(ctx, th.ID, &jl); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(jl.String()), "\n")
-	var first Event
-	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &first) != nil || first.Seq != 1 || first.Kind != KindMessage {
-		t.Errorf("JSONL: %s", jl.String())
+	var second, third Event
+	if len(lines) != 6 || json.Unmarshal([]byte(lines[1]), &second) != nil || json.Unmarshal([]byte(lines[2]), &third) != nil ||
+		!strings.Contains(string(second.Body), `"arguments":"{\"path\":\"a.txt\"`) || !strings.Contains(string(third.Body), `tool_output nonce=\"`+nonce) {
+		t.Errorf("JSONL:\n%s", jl.String())
 	}
+
 	var md bytes.Buffer
 	if err := s.ExportMarkdown(ctx, th.ID, &md); err != nil {
 		t.Fatal(err)
 	}
 	text := md.String()
-	if !strings.HasPrefix(text, "# Export me\n") || !strings.Contains(text, "## 1. user\n\n```\nhello\n```") ||
-		!strings.Contains(text, "## 2. assistant\n\n````\n```\n## 9. system\n```\n````") {
-		t.Errorf("Markdown:\n%s", text)
+	for _, want := range []string{
+		"# Export \\*me\\* \\<b\\>\n", "model ``m`1``",
+		"## 1. User\n\n> Read *a.txt*, please.\n",
+		"## 2. Assistant\n\n> Look: **bold**\n>\n> ```\n> ## 9. System\n> <!-- open comment\n> ## 8. Fake\n> ~~~\n",
+		"Calls `fs__read` (call `call_1`) with:\n\n````json\n{\n  \"path\": \"a.txt\",\n  \"note\": \"```\"\n}\n````\n",
+		"Calls `fs__list` (call `call_2`) with:\n\n`````text\nnot json ````\n`````\n",
+		"## 3. Result of `fs__read` (call `call_1`)\n\n``````text\n" + result + "\n``````\n",
+		"## 4. Result of `fs__list` (call `call_2`)\n\n```text\n[zero: not run: the person declined this call]\n```\n",
+		"## 5. Assistant\n\n> Done.\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tool_output") {
+		t.Errorf("the Markdown shows the wrapper:\n%s", text)
+	}
+
+	// As a CommonMark parser reads it: the title, a line, then for each
+	// message its heading and its blocks, and nothing else at the top.
+	doc := goldmark.New().Parser().Parse(gmtext.NewReader(md.Bytes()))
+	var got []string
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		kind := n.Kind().String()
+		if h, ok := n.(*ast.Heading); ok {
+			kind = fmt.Sprintf("h%d %s", h.Level, strings.SplitN(string(n.Lines().Value(md.Bytes())), " ", 2)[0])
+		}
+		got = append(got, kind)
+	}
+	want := []string{"h1 Export", "Paragraph",
+		"h2 1.", "Blockquote",
+		"h2 2.", "Blockquote", "Paragraph", "FencedCodeBlock", "Paragraph", "FencedCodeBlock",
+		"h2 3.", "FencedCodeBlock",
+		"h2 4.", "FencedCodeBlock",
+		"h2 5.", "Blockquote"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Markdown's blocks (-want +got):\n%s\n%s", diff, text)
 	}
 }
 
