@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -30,36 +31,9 @@ func TestBrowserThread(t *testing.T) {
 		modeltest.Reply{Text: "The tool said x is 1.", Usage: model.Usage{PromptTokens: 20, CompletionTokens: 6}},
 	)
 
-	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
-	// The server and the provider, through the API as the page's own
-	// script would send it; the pages that do it are tested elsewhere.
-	setup := `(async () => {
-		const s = await (await fetch("/api/session")).json();
-		const send = async (method, path, body) => {
-			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
-			const j = await r.json();
-			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
-			return j;
-		};
-		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
-		const p = await send("POST", "/api/servers/preview", {config});
-		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
-		await send("POST", "/api/servers/" + c.server.id + "/test", null);
-		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
-		return "ok";
-	})()`
-	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
-		t.Fatalf("setup: %s", got)
-	}
+	threadSetup(t, tab, srv, ms)
 
-	do(t, tab,
-		chromedp.Navigate(srv.base+"/threads"),
-		chromedp.WaitVisible(chromedp.ID("thread-title")),
-		chromedp.SendKeys(chromedp.ID("thread-title"), "Browser thread"),
-		chromedp.Click(chromedp.ID("create-thread")),
-		chromedp.WaitVisible(chromedp.ID("prompt")),
-		chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
-	)
+	newThread(t, tab, srv, "Browser thread")
 	screenshot(t, tab, "thread-new")
 	do(t, tab,
 		chromedp.SendKeys(chromedp.ID("prompt"), "Echo x=1, please."),
@@ -87,7 +61,7 @@ func TestBrowserThread(t *testing.T) {
 	do(t, tab, chromedp.KeyEvent("o"), chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="completed"]`)))
 
 	result := run(t, tab, chromedp.Text(chromedp.CSS(`.msg[data-role="tool"]`)))
-	if !strings.Contains(result, `{"x":1}`) || !strings.Contains(result, "tool_output") {
+	if !strings.Contains(result, `{"x":1}`) || strings.Contains(result, "tool_output") {
 		t.Errorf("the tool result shows %q", result)
 	}
 	answers := run(t, tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.msg[data-role="assistant"] .text')].map(e => e.textContent)`))
@@ -110,6 +84,47 @@ func TestBrowserThread(t *testing.T) {
 	if foreign := seen.foreign(srv.base); len(foreign) > 0 {
 		t.Errorf("the pages requested other origins: %q", foreign)
 	}
+}
+
+// threadSetup signs the tab in to srv and adds, approved and enabled, the
+// runtime's test MCP server "tools" and the provider "local" on ms.
+func threadSetup(t *testing.T, tab context.Context, srv *serveProcess, ms *modeltest.Server) {
+	t.Helper()
+	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
+	// The server and the provider, through the API as the page's own
+	// script would send it; the pages that do it are tested elsewhere.
+	setup := `(async () => {
+		const s = await (await fetch("/api/session")).json();
+		const send = async (method, path, body) => {
+			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
+			const j = await r.json();
+			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
+			return j;
+		};
+		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
+		const p = await send("POST", "/api/servers/preview", {config});
+		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
+		await send("POST", "/api/servers/" + c.server.id + "/test", null);
+		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
+		return "ok";
+	})()`
+	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
+		t.Fatalf("setup: %s", got)
+	}
+}
+
+// newThread makes a thread titled title on the Threads page, and waits
+// for its page to be live.
+func newThread(t *testing.T, tab context.Context, srv *serveProcess, title string) {
+	t.Helper()
+	do(t, tab,
+		chromedp.Navigate(srv.base+"/threads"),
+		chromedp.WaitVisible(chromedp.ID("thread-title")),
+		chromedp.SendKeys(chromedp.ID("thread-title"), title),
+		chromedp.Click(chromedp.ID("create-thread")),
+		chromedp.WaitVisible(chromedp.ID("prompt")),
+		chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
+	)
 }
 
 // jsString is s as a JavaScript string literal.

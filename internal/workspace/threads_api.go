@@ -29,6 +29,7 @@ func (w *Workspace) threadRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /api/threads/{id}/fork", w.api(writer, w.threadAPI(w.forkThread)))
 	mux.Handle("GET /api/threads/{id}/events", w.threadStream())
 	mux.Handle("GET /api/threads/{id}/export", w.threadExport())
+	mux.Handle("GET /api/threads/{id}/events/{seq}/rendered", w.api(anyone, w.threadAPI(w.renderedEvent)))
 	mux.Handle("POST /api/approvals/{id}", w.api(approval, w.answerApproval))
 	mux.Handle("GET /api/thread-settings", w.api(anyone, w.threadSettings))
 	mux.Handle("PUT /api/thread-settings", w.api(approval, w.setThreadSettings))

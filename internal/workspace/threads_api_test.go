@@ -462,7 +462,8 @@ func TestThreadRoutesRefuse(t *testing.T) {
 	}
 	b.must("POST", "/api/tokens", map[string]any{"name": "scoped", "servers": []int64{must(json.Number(f.server).Int64())}}, 201, &tok)
 	scoped := &client{ts: f.ts, http: b.http, token: tok.Token}
-	for _, path := range []string{"/api/threads", "/api/threads/" + f.thread, "/api/threads/" + f.thread + "/events", "/api/threads/" + f.thread + "/export?format=jsonl"} {
+	for _, path := range []string{"/api/threads", "/api/threads/" + f.thread, "/api/threads/" + f.thread + "/events", "/api/threads/" + f.thread + "/export?format=jsonl",
+		"/api/threads/" + f.thread + "/events/1/rendered"} {
 		if st, data := scoped.do("GET", path, nil); st != 403 || errorCode(data) != "scoped_token" {
 			t.Errorf("a scoped token's GET %s: %d %s", path, st, data)
 		}

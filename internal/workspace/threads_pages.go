@@ -189,11 +189,12 @@ func (d threadData) RunStatus() string {
 // message, an approval (as its latest event has it) or a run's end. Text
 // fields have their hidden characters shown (visibleText).
 type threadItem struct {
-	Seq      int64
-	Kind     string // message, approval or run
-	When     string
-	Role     string // a message's: system, user, assistant, tool or other
-	Text     string
+	Seq  int64
+	Kind string // message, approval or run
+	When string
+	Role string // a message's: system, user, assistant, tool or other
+	shownText
+	content  string // an assistant's text, for renderItems
 	Calls    []shownCall
 	CallID   string // a tool message's call
 	Tool     string // a tool message's tool, named by its call
@@ -258,6 +259,7 @@ func (w *Workspace) threadPage(rw http.ResponseWriter, r *http.Request, c *auth.
 		d.Earlier, events = len(events)-threadEventsMax, events[len(events)-threadEventsMax:]
 	}
 	d.Items = threadItems(events)
+	renderItems(d.Items)
 	// An approval still pending in its events may have ended without an
 	// event (the workspace stopped): the store says how it stands.
 	for _, it := range d.Items {
@@ -285,7 +287,7 @@ func threadItems(events []threads.Event) []threadItem {
 				it.Role, it.Text = "other", visibleText(string(e.Body))
 				break
 			}
-			it.Role, it.Text = m.Role, visibleText(m.Content)
+			it.Role, it.shownText, it.content = m.Role, showText(m), m.Content
 			switch m.Role {
 			case model.RoleSystem, model.RoleUser, model.RoleAssistant, model.RoleTool:
 			default:

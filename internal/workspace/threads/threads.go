@@ -524,6 +524,22 @@ func (s *Store) Events(ctx context.Context, id, after int64) ([]Event, error) {
 	return out, rows.Err()
 }
 
+// Event returns thread id's event seq.
+func (s *Store) Event(ctx context.Context, id, seq int64) (Event, error) {
+	e := Event{Seq: seq}
+	var body, created string
+	err := s.db.QueryRowContext(ctx, `SELECT parent, kind, body, created_at FROM thread_events WHERE thread_id = ? AND seq = ?`, id, seq).
+		Scan(&e.Parent, &e.Kind, &body, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("%w: thread %d has no event %d", ErrNotFound, id, seq)
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	e.Body, e.Created = json.RawMessage(body), parseStamp(created)
+	return e, nil
+}
+
 // Path returns the branch of thread id that ends at event seq: the event,
 // its parent, its parent's parent, ..., in order from the first.
 func (s *Store) Path(ctx context.Context, id, seq int64) ([]Event, error) {

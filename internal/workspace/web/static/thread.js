@@ -242,7 +242,8 @@
       who.textContent = { user: "User", assistant: "Assistant", other: "Message" }[role];
     }
     li.appendChild(head(ev, who));
-    if (content) li.appendChild(el("div", "text", visibleText(content)));
+    if (role === "tool") li.appendChild(shown(ev.seq, el("div", "text")));
+    else if (content) li.appendChild(role === "assistant" ? shown(ev.seq, el("div", "text", visibleText(content))) : el("div", "text", visibleText(content)));
     (Array.isArray(m.tool_calls) ? m.tool_calls : []).forEach(function (tc) {
       var fn = (tc && tc.function) || {};
       var fname = String(fn.name || "");
@@ -256,6 +257,48 @@
       li.appendChild(call);
     });
     return li;
+  }
+
+  // shown fills box, a message's text, as the page shows it once the
+  // server says how: a tool's result without the wrapper the model reads,
+  // an assistant's Markdown rendered. The server renders and sanitizes the
+  // Markdown (internal/guard/markdown); this builds its elements as they
+  // are, its texts as text, and parses no HTML.
+  function shown(seq, box) {
+    api("GET", base + "/events/" + seq + "/rendered").then(function (res) {
+      var d = res.data || {};
+      if (!res.ok) {
+        if (!box.textContent) box.textContent = "The result could not be loaded: reload the page.";
+        box.dataset.shown = "failed";
+        return;
+      }
+      if (Array.isArray(d.markdown) && d.markdown.length) {
+        var frag = document.createDocumentFragment();
+        build(frag, d.markdown);
+        box.replaceChildren(frag);
+        box.classList.add("markdown");
+        box.dataset.shown = "markdown";
+      } else {
+        box.textContent = String(d.text || ""); // hidden characters escaped by the server
+        if (d.as_text) box.after(el("p", "help as-text", String(d.as_text)));
+        box.dataset.shown = "text";
+      }
+    });
+    return box;
+  }
+
+  function build(parent, nodes) {
+    nodes.forEach(function (n) {
+      if (!n || typeof n.tag !== "string" || !n.tag) {
+        parent.appendChild(document.createTextNode(String((n && n.text) || "")));
+        return;
+      }
+      var e = document.createElement(n.tag);
+      var attrs = n.attrs || {};
+      Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+      if (Array.isArray(n.children)) build(e, n.children);
+      parent.appendChild(e);
+    });
   }
 
   // The streamed answer: its finished lines, shown once each, and the
