@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -30,27 +31,7 @@ func TestBrowserThread(t *testing.T) {
 		modeltest.Reply{Text: "The tool said x is 1.", Usage: model.Usage{PromptTokens: 20, CompletionTokens: 6}},
 	)
 
-	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
-	// The server and the provider, through the API as the page's own
-	// script would send it; the pages that do it are tested elsewhere.
-	setup := `(async () => {
-		const s = await (await fetch("/api/session")).json();
-		const send = async (method, path, body) => {
-			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
-			const j = await r.json();
-			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
-			return j;
-		};
-		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
-		const p = await send("POST", "/api/servers/preview", {config});
-		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
-		await send("POST", "/api/servers/" + c.server.id + "/test", null);
-		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
-		return "ok";
-	})()`
-	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
-		t.Fatalf("setup: %s", got)
-	}
+	setupThreads(t, tab, srv, ms)
 
 	do(t, tab,
 		chromedp.Navigate(srv.base+"/threads"),
@@ -109,6 +90,33 @@ func TestBrowserThread(t *testing.T) {
 	}
 	if foreign := seen.foreign(srv.base); len(foreign) > 0 {
 		t.Errorf("the pages requested other origins: %q", foreign)
+	}
+}
+
+// setupThreads signs tab in to srv and adds, through the API as the
+// pages' own script would send it, the runtime's toolserver as the
+// approved, enabled and tested server "tools", and a provider "local" on
+// ms; the pages that do it are tested elsewhere.
+func setupThreads(t *testing.T, tab context.Context, srv *serveProcess, ms *modeltest.Server) {
+	t.Helper()
+	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
+	setup := `(async () => {
+		const s = await (await fetch("/api/session")).json();
+		const send = async (method, path, body) => {
+			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
+			const j = await r.json();
+			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
+			return j;
+		};
+		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
+		const p = await send("POST", "/api/servers/preview", {config});
+		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
+		await send("POST", "/api/servers/" + c.server.id + "/test", null);
+		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
+		return "ok";
+	})()`
+	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
+		t.Fatalf("setup: %s", got)
 	}
 }
 
