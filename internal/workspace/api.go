@@ -28,6 +28,7 @@ const (
 	writer                 // an owner or a member, bearer or browser
 	approval               // a browser session of the owner: approvals, tests, secrets' fate, tokens
 	owner                  // the owner, bearer or browser (reading the audit log)
+	browser                // a browser session, any role (reading the allowances)
 )
 
 // An apiError is what the API answers on failure: a status, a stable code
@@ -84,6 +85,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("GET /api/audit", w.api(owner, w.listAudit))
 	w.providerRoutes(mux)
 	w.threadRoutes(mux)
+	w.allowanceRoutes(mux)
 	w.skillRoutes(mux)
 	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
@@ -108,7 +110,8 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 
 func statusOf(r *http.Request) int {
 	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" ||
-		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork") {
+		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork" ||
+		r.Pattern == "POST /api/threads/{id}/retry" || r.Pattern == "POST /api/threads/{id}/regenerate" || r.Pattern == "POST /api/threads/{id}/edit") {
 		return http.StatusCreated
 	}
 	return http.StatusOK
@@ -162,11 +165,11 @@ func (w *Workspace) check(need access, r *http.Request) (*auth.Caller, error) {
 // or approve its own tools, whatever its user's role.
 func authorize(need access, c *auth.Caller) error {
 	switch need {
-	case approval:
+	case approval, browser:
 		if c.Kind != auth.Browser {
 			return fail(http.StatusForbidden, "browser_only", "this route is for a person in a browser session; an agent or script cannot use it")
 		}
-		if c.Role != auth.Owner {
+		if need == approval && c.Role != auth.Owner {
 			return fail(http.StatusForbidden, "owner_required", "only the workspace owner can do this")
 		}
 	case owner:

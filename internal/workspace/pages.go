@@ -54,6 +54,7 @@ var notices = map[string]string{
 	"provider_deleted": "The provider is deleted, with its key.",
 	"skill_added":      "The skill is added, at the commit you reviewed. It stays there: a newer commit means a new preview.",
 	"skill_removed":    "The skill is removed.",
+	"allow_revoked":    "The allowance is revoked: the tool's next calls ask first.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an

@@ -27,6 +27,7 @@ func (w *Workspace) threadRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /api/threads/{id}/runs", w.api(writer, w.threadAPI(w.startRun)))
 	mux.Handle("POST /api/threads/{id}/cancel", w.api(writer, w.threadAPI(w.cancelRun)))
 	mux.Handle("POST /api/threads/{id}/fork", w.api(writer, w.threadAPI(w.forkThread)))
+	w.retryRoutes(mux)
 	mux.Handle("GET /api/threads/{id}/events", w.threadStream())
 	mux.Handle("GET /api/threads/{id}/export", w.threadExport())
 	mux.Handle("GET /api/threads/{id}/events/{seq}/rendered", w.api(anyone, w.threadAPI(w.renderedEvent)))
@@ -63,6 +64,8 @@ func threadError(err error) error {
 		return fail(http.StatusBadRequest, "invalid_thread", "%v", err)
 	case errors.Is(err, threads.ErrBusy):
 		return fail(http.StatusConflict, "busy", "%v", err)
+	case errors.Is(err, threads.ErrNothingToRetry):
+		return fail(http.StatusConflict, "nothing_to_retry", "%v", err)
 	case errors.Is(err, threads.ErrAnswered), errors.Is(err, threads.ErrNotWaiting):
 		return fail(http.StatusConflict, "not_pending", "%v", err)
 	}
@@ -174,23 +177,28 @@ func (w *Workspace) startRun(r *http.Request, c *auth.Caller) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	run, err := w.runThread(r.Context(), c, id, req.Prompt)
+	run, err := w.runThread(r.Context(), c, threads.Start{Thread: id, Prompt: req.Prompt})
 	return run, threadError(err)
 }
 
-// runThread starts a run of thread id with prompt, on the thread's
-// provider as it is saved now, and records it.
-func (w *Workspace) runThread(ctx context.Context, c *auth.Caller, id int64, prompt string) (threads.Run, error) {
+// runThread starts a run of thread how.Thread with how's prompt (or as a
+// retry), on the thread's provider as it is saved now, and records it.
+func (w *Workspace) runThread(ctx context.Context, c *auth.Caller, how threads.Start) (threads.Run, error) {
+	id := how.Thread
 	st, err := w.threadStart(ctx, id)
 	if err != nil {
 		return threads.Run{}, err
 	}
-	st.Prompt, st.Actor = prompt, threadTarget(id)+":"+c.Actor()
+	st.Prompt, st.Retry, st.Actor = how.Prompt, how.Retry, threadTarget(id)+":"+c.Actor()
 	run, err := w.runner.Start(ctx, st)
 	if err != nil {
 		return threads.Run{}, err
 	}
-	return run, w.record(c, "thread.run", threadTarget(id), map[string]string{"run": strconv.FormatInt(run.ID, 10)})
+	detail := map[string]string{"run": strconv.FormatInt(run.ID, 10)}
+	if how.Retry {
+		detail["retry"] = "true"
+	}
+	return run, w.record(c, "thread.run", threadTarget(id), detail)
 }
 
 // threadStart is what a run of thread id runs with: the thread's

@@ -170,6 +170,9 @@ type threadData struct {
 	Earlier int   // events before the first shown
 	LastSeq int64 // the last event read: the stream's events after it are new
 	Run     *threads.Run
+	// CanRetry: no run going, and the thread can be run again from its
+	// last message (threads.Store.Retryable).
+	CanRetry bool
 }
 
 // Active reports whether the thread's last run has not ended.
@@ -186,11 +189,12 @@ func (d threadData) RunStatus() string {
 }
 
 // A threadItem is one entry of the conversation as the page shows it: a
-// message, an approval (as its latest event has it) or a run's end. Text
+// message, an approval (as its latest event has it), the allowance a call
+// ran under, or a run's end. Text
 // fields have their hidden characters shown (visibleText).
 type threadItem struct {
 	Seq  int64
-	Kind string // message, approval or run
+	Kind string // message, approval, allowance or run
 	When string
 	Role string // a message's: system, user, assistant, tool or other
 	shownText
@@ -200,6 +204,7 @@ type threadItem struct {
 	Tool     string // a tool message's tool, named by its call
 	Approval *shownApproval
 	Run      *runEnd
+	Allowed  *shownAllowance // a call that ran without asking
 }
 
 type shownCall struct{ ID, Name, Args string }
@@ -255,6 +260,7 @@ func (w *Workspace) threadPage(rw http.ResponseWriter, r *http.Request, c *auth.
 	if n := len(events); n > 0 {
 		d.LastSeq = events[n-1].Seq
 	}
+	d.CanRetry = !d.Active() && threads.RetryableEvents(events) == nil
 	if len(events) > threadEventsMax {
 		d.Earlier, events = len(events)-threadEventsMax, events[len(events)-threadEventsMax:]
 	}
@@ -324,6 +330,12 @@ func threadItems(events []threads.Event) []threadItem {
 				continue
 			}
 			approvals[b.Approval] = len(items)
+		case threads.KindAllowance:
+			var b threads.AllowanceEvent
+			if json.Unmarshal(e.Body, &b) != nil {
+				continue
+			}
+			it.Allowed = showAllowance(b)
 		case "run":
 			var b struct {
 				Run    int64  `json:"run"`

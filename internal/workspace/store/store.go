@@ -233,6 +233,10 @@ var migrations = []string{
 	// 17: the most calls in flight to one server at once, the owner's
 	// setting (0: the runtime's default).
 	`ALTER TABLE servers ADD COLUMN max_calls INTEGER NOT NULL DEFAULT 0`,
+	// 18: who gave each thread allowance, and when, as tool_rules keeps
+	// for the owner's rules ('' for those given before).
+	`ALTER TABLE thread_allows ADD COLUMN set_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE thread_allows ADD COLUMN set_at TEXT NOT NULL DEFAULT '';`,
 }
 
 // Open opens (creating it if need be) the database file at path and

@@ -23,10 +23,12 @@ type ToolRef struct {
 	Fingerprint string
 }
 
-// A Verdict is a decision and why, in words a person reads.
+// A Verdict is a decision and why, in words a person reads; for an
+// allow, the allowance that gives it.
 type Verdict struct {
-	Decision string `json:"decision"`
-	Reason   string `json:"reason"`
+	Decision  string     `json:"decision"`
+	Reason    string     `json:"reason"`
+	Allowance *Allowance `json:"allowance,omitempty"`
 }
 
 // Decide says what a call of t in thread id needs. A deny by the owner wins
@@ -35,31 +37,36 @@ type Verdict struct {
 // server's fingerprint are those it was given for: after a drift the call
 // is asked again. With neither, the call is asked.
 func (s *Store) Decide(ctx context.Context, id int64, t ToolRef) (Verdict, error) {
-	var rule, hash, fp string
-	err := s.db.QueryRowContext(ctx, `SELECT rule, tool_hash, fingerprint FROM tool_rules WHERE server_id = ? AND tool = ?`, t.ServerID, t.Tool).Scan(&rule, &hash, &fp)
+	var rule, hash, fp, by, at string
+	err := s.db.QueryRowContext(ctx, `SELECT rule, tool_hash, fingerprint, set_by, set_at FROM tool_rules WHERE server_id = ? AND tool = ?`,
+		t.ServerID, t.Tool).Scan(&rule, &hash, &fp, &by, &at)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Verdict{}, err
 	}
+	allowance := func(scope string, thread int64) *Allowance {
+		return &Allowance{Scope: scope, Thread: thread, ServerID: t.ServerID, Tool: t.Tool, Hash: hash, Fingerprint: fp, SetBy: by, SetAt: parseStamp(at)}
+	}
 	switch {
 	case rule == Deny:
-		return Verdict{Deny, "the workspace owner denies this tool"}, nil
+		return Verdict{Deny, "the workspace owner denies this tool", nil}, nil
 	case rule == Allow && hash == t.Hash && fp == t.Fingerprint:
-		return Verdict{Allow, "the workspace owner always allows this tool"}, nil
+		return Verdict{Allow, "the workspace owner always allows this tool", allowance(AnswerAlways, 0)}, nil
 	}
 	drifted := rule == Allow
-	err = s.db.QueryRowContext(ctx, `SELECT tool_hash, fingerprint FROM thread_allows WHERE thread_id = ? AND server_id = ? AND tool = ?`, id, t.ServerID, t.Tool).Scan(&hash, &fp)
+	err = s.db.QueryRowContext(ctx, `SELECT tool_hash, fingerprint, set_by, set_at FROM thread_allows WHERE thread_id = ? AND server_id = ? AND tool = ?`,
+		id, t.ServerID, t.Tool).Scan(&hash, &fp, &by, &at)
 	switch {
 	case err == nil && hash == t.Hash && fp == t.Fingerprint:
-		return Verdict{Allow, "allowed for this thread"}, nil
+		return Verdict{Allow, "allowed for this thread", allowance(AnswerThread, id)}, nil
 	case err == nil:
 		drifted = true
 	case !errors.Is(err, sql.ErrNoRows):
 		return Verdict{}, err
 	}
 	if drifted {
-		return Verdict{Ask, "the tool or its server changed since it was allowed"}, nil
+		return Verdict{Ask, "the tool or its server changed since it was allowed", nil}, nil
 	}
-	return Verdict{Ask, "this tool is not allowed without asking"}, nil
+	return Verdict{Ask, "this tool is not allowed without asking", nil}, nil
 }
 
 // SetRule sets the owner's rule for t in every thread: Allow (for t's hash
@@ -79,10 +86,12 @@ func (s *Store) SetRule(ctx context.Context, actor string, t ToolRef, rule strin
 	return err
 }
 
-// AllowInThread allows t, as it is now, for the rest of thread id.
-func (s *Store) AllowInThread(ctx context.Context, id int64, t ToolRef) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO thread_allows (thread_id, server_id, tool, tool_hash, fingerprint) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (thread_id, server_id, tool) DO UPDATE SET tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint`,
-		id, t.ServerID, t.Tool, t.Hash, t.Fingerprint)
+// AllowInThread allows t, as it is now, for the rest of thread id, given
+// by actor.
+func (s *Store) AllowInThread(ctx context.Context, actor string, id int64, t ToolRef) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO thread_allows (thread_id, server_id, tool, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (thread_id, server_id, tool) DO UPDATE SET tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
+		set_by = excluded.set_by, set_at = excluded.set_at`,
+		id, t.ServerID, t.Tool, t.Hash, t.Fingerprint, actor, stamp(s.now()))
 	return err
 }

@@ -44,7 +44,7 @@ func TestDecide(t *testing.T) {
 		}
 	}
 	want("by default", decide(a.ID, tool), "ask: this tool is not allowed")
-	if err := s.AllowInThread(ctx, a.ID, tool); err != nil {
+	if err := s.AllowInThread(ctx, "user:owner", a.ID, tool); err != nil {
 		t.Fatal(err)
 	}
 	want("allowed in a", decide(a.ID, tool), "allow: allowed for this thread")

@@ -130,10 +130,22 @@ type UsageEvent struct {
 type Start struct {
 	Thread int64
 	Prompt string
+	// Retry starts the run with no prompt (Prompt empty), from the
+	// thread's branch as it is: see Store.Retryable.
+	Retry  bool
 	Actor  string // who started it: the caller of its tool calls in the audit log
 	Model  Model
 	Tools  Toolbox
 	Limits Limits
+}
+
+// CheckPrompt refuses a prompt that is empty, over MaxPrompt bytes or not
+// UTF-8.
+func CheckPrompt(p string) error {
+	if strings.TrimSpace(p) == "" || len(p) > MaxPrompt || !utf8.ValidString(p) {
+		return fmt.Errorf("%w: a prompt must be some UTF-8 text, at most %d bytes", ErrInvalid, MaxPrompt)
+	}
+	return nil
 }
 
 // ErrNotWaiting reports an answer to an approval no run waits for.
@@ -182,8 +194,17 @@ var errStopped = errors.New("the workspace stopped")
 // Start starts a run of st.Thread with st.Prompt as the user's message,
 // and returns it running: a thread with a run not ended gets ErrBusy.
 func (r *Runner) Start(ctx context.Context, st Start) (Run, error) {
-	if strings.TrimSpace(st.Prompt) == "" || len(st.Prompt) > MaxPrompt || !utf8.ValidString(st.Prompt) {
-		return Run{}, fmt.Errorf("%w: a prompt must be some UTF-8 text, at most %d bytes", ErrInvalid, MaxPrompt)
+	switch {
+	case st.Retry && st.Prompt != "":
+		return Run{}, fmt.Errorf("%w: a retry has no prompt", ErrInvalid)
+	case st.Retry:
+		if err := r.store.Retryable(ctx, st.Thread); err != nil {
+			return Run{}, err
+		}
+	default:
+		if err := CheckPrompt(st.Prompt); err != nil {
+			return Run{}, err
+		}
 	}
 	if r.life.Err() != nil {
 		return Run{}, errStopped
@@ -313,6 +334,9 @@ type loop struct {
 	// unanswered are the calls of the last assistant message that have no
 	// result yet: on an end they get placeholders.
 	unanswered []model.ToolCall
+	// allowed are the events of calls that run under an allowance, by
+	// call id, each stored with the call's result (or its placeholder).
+	allowed map[string]Draft
 	// fence, for a run taken as a job, keeps its writes to while it is
 	// this replica's; lost is set once it is not.
 	fence *fence
@@ -321,10 +345,13 @@ type loop struct {
 
 // begin reads the thread's conversation, gives calls left without a
 // result (by a run that ended in the middle) their placeholder, and
-// appends the prompt.
+// appends the prompt, if the run has one.
 func (l *loop) begin(ctx context.Context) error {
 	if err := l.history(ctx, "the run before ended before this call had a result"); err != nil {
 		return err
+	}
+	if l.st.Retry {
+		return nil
 	}
 	_, err := l.message(ctx, model.Message{Role: model.RoleUser, Content: l.st.Prompt})
 	return err
@@ -554,6 +581,14 @@ func (l *loop) call(ctx context.Context, c model.ToolCall, tools map[string]Tool
 	switch v.Decision {
 	case Deny:
 		return refusal("not run: %s", v.Reason), "", ""
+	case Allow:
+		a := *v.Allowance
+		a.Server = t.Server
+		body, err := marshal(AllowanceEvent{Run: l.run.ID, CallID: c.ID, Name: t.Name, Allowance: a})
+		if err != nil {
+			return refusal("the approval rules could not be read"), Failed, err.Error()
+		}
+		l.allowed[c.ID] = Draft{KindAllowance, body}
 	case Ask:
 		status, err := l.ask(ctx, c, t, args, v.Reason)
 		switch {
@@ -683,18 +718,25 @@ func (l *loop) placeholders(ctx context.Context, why string) error {
 	return nil
 }
 
-// message appends m to the thread and the conversation.
+// message appends m to the thread and the conversation; a call's result
+// after the allowance it ran under, if any, in one transaction.
 func (l *loop) message(ctx context.Context, m model.Message) (Event, error) {
 	body, err := marshal(m)
 	if err != nil {
 		return Event{}, err
 	}
-	e, err := l.append(ctx, 0, 0, Draft{KindMessage, body})
+	drafts := []Draft{{KindMessage, body}}
+	a, allowed := l.allowed[m.ToolCallID]
+	if allowed && m.Role == model.RoleTool {
+		drafts = []Draft{a, drafts[0]}
+	}
+	e, err := l.append(ctx, 0, 0, drafts...)
 	if err != nil {
 		return Event{}, err
 	}
+	delete(l.allowed, m.ToolCallID)
 	l.msgs = append(l.msgs, m)
-	return e[0], nil
+	return e[len(e)-1], nil
 }
 
 // append appends drafts to the thread after its last event, with

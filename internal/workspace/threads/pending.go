@@ -78,7 +78,7 @@ func (s *Store) Answer(ctx context.Context, actor string, id int64, answer strin
 	}
 	switch answer {
 	case AnswerThread:
-		err = s.AllowInThread(ctx, thread, a.Tool)
+		err = s.AllowInThread(ctx, actor, thread, a.Tool)
 	case AnswerAlways:
 		err = s.SetRule(ctx, actor, a.Tool, Allow)
 	}

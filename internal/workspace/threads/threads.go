@@ -564,11 +564,17 @@ func (s *Store) Path(ctx context.Context, id, seq int64) ([]Event, error) {
 // same settings and a copy of the branch that ends at event seq, numbered
 // from 1: the events up to seq on that branch, and nothing after.
 func (s *Store) Fork(ctx context.Context, id, seq int64) (Thread, error) {
-	src, err := s.Get(ctx, id)
+	path, err := s.Path(ctx, id, seq)
 	if err != nil {
 		return Thread{}, err
 	}
-	path, err := s.Path(ctx, id, seq)
+	return s.fork(ctx, id, seq, path)
+}
+
+// fork makes thread id's fork at event seq (0: before its first event)
+// with the events of path, the branch that ends there.
+func (s *Store) fork(ctx context.Context, id, seq int64, path []Event) (Thread, error) {
+	src, err := s.Get(ctx, id)
 	if err != nil {
 		return Thread{}, err
 	}
@@ -579,6 +585,9 @@ func (s *Store) Fork(ctx context.Context, id, seq int64) (Thread, error) {
 	t, err := s.Create(ctx, Thread{Title: title, Runtime: src.Runtime, Provider: src.Provider, Model: src.Model, ForkedFrom: id, ForkedAt: seq})
 	if err != nil {
 		return Thread{}, err
+	}
+	if len(path) == 0 {
+		return t, nil
 	}
 	drafts := make([]Draft, len(path))
 	for i, e := range path {

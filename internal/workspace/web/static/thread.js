@@ -25,6 +25,7 @@
   var prompt = document.getElementById("prompt");
   var send = document.getElementById("send");
   var cancel = document.getElementById("cancel-run");
+  var retry = document.getElementById("retry");
   var promptError = document.getElementById("prompt-error");
 
   var answers = [
@@ -205,6 +206,23 @@
     return b;
   }
 
+  // againButton is a message's Regenerate (the model's answer) or Edit
+  // and resend (a user's message) button; none for other roles.
+  function againButton(seq, role) {
+    var b;
+    if (role === "assistant") {
+      b = el("button", "link again", "Regenerate");
+      b.dataset.regenerate = String(seq);
+    } else if (role === "user") {
+      b = el("button", "link again", "Edit and resend");
+      b.dataset.edit = String(seq);
+    } else {
+      return null;
+    }
+    b.type = "button";
+    return b;
+  }
+
   function head(ev, who) {
     var h = el("div", "msg-head");
     h.appendChild(who);
@@ -213,6 +231,11 @@
     if (canWrite) {
       h.appendChild(document.createTextNode(" "));
       h.appendChild(forkButton(ev.seq));
+      var again = againButton(ev.seq, (ev.body || {}).role);
+      if (again) {
+        h.appendChild(document.createTextNode(" "));
+        h.appendChild(again);
+      }
     }
     return h;
   }
@@ -392,6 +415,7 @@
         });
         li.appendChild(box);
         li.appendChild(el("p", "help", "Decline tells the model no and the run goes on; Cancel run ends the run."));
+        li.appendChild(el("p", "help keys", "From the keyboard: o, t, a, d or c. Typing in the message box? Press Esc first."));
       } else {
         li.appendChild(el("p", "answer-note", "Waiting for the workspace owner to answer."));
       }
@@ -428,6 +452,37 @@
     li.scrollIntoView({ block: "nearest" });
   }
 
+  // allowance is the item of a call that ran without asking: the
+  // allowance that let it, as threads_pages.go shows it.
+  function allowance(ev) {
+    var a = ev.body || {};
+    var always = a.scope === "always";
+    var li = el("li", "allowance");
+    li.dataset.callId = String(a.call_id || "");
+    li.dataset.scope = always ? "always" : "thread";
+    li.dataset.seq = String(ev.seq);
+    li.id = "event-" + ev.seq;
+    li.appendChild(badge("passed", "Ran without asking"));
+    li.appendChild(document.createTextNode(" "));
+    li.appendChild(el("code", "tool-server", visible(String(a.server || ""))));
+    li.appendChild(document.createTextNode(" / "));
+    li.appendChild(el("code", "tool-name", visible(String(a.tool || ""))));
+    li.appendChild(document.createTextNode(": "));
+    var by = a.set_by ? visible(String(a.set_by)) : "someone not recorded";
+    var at = a.set_at ? when(a.set_at) : "";
+    var given = at ? ", " + at : "";
+    li.appendChild(el("span", "allowed-by", (always ? "always allowed, in every thread" : "allowed in this thread") + ", by " + by + given));
+    li.appendChild(document.createTextNode(", for the tool "));
+    li.appendChild(el("code", "hash", visible(String(a.tool_hash || ""))));
+    li.appendChild(document.createTextNode(" of the server "));
+    li.appendChild(el("code", "hash", visible(String(a.fingerprint || ""))));
+    li.appendChild(document.createTextNode(". "));
+    var link = el("a", "", "Allowances");
+    link.href = "/allowances";
+    li.appendChild(link);
+    return li;
+  }
+
   function runEnd(b) {
     var li = el("li", "run-end", "Run " + (Number(b.run) || "?") + " " + String(b.status) + (b.error ? ": " + visibleText(String(b.error)) : ""));
     li.dataset.status = String(b.status);
@@ -440,6 +495,17 @@
     runStatus.dataset.status = status;
     runError.textContent = error ? visibleText(String(error)) : "";
     if (cancel) cancel.hidden = !(status === "running" || status === "waiting_approval");
+    if (retry) retry.hidden = !(status === "failed" || status === "interrupted");
+  }
+
+  // lastRun is the latest run the stream told of: a run's answer to the
+  // request that started it may come after the stream told its end.
+  var lastRun = 0;
+
+  // started shows the run a request started, unless the stream told of it.
+  function started(res) {
+    var run = res.data || {};
+    if (run.status && !(Number(run.id) <= lastRun)) setRun(run.status, run.error);
   }
 
   function setUsage(b) {
@@ -459,6 +525,7 @@
       append(message(ev));
       break;
     case "run":
+      lastRun = Math.max(lastRun, Number(b.run) || 0);
       setRun(b.status, b.error);
       if (endedRun[b.status]) {
         dropStreaming();
@@ -470,6 +537,9 @@
       break;
     case "approval":
       approval(ev);
+      break;
+    case "allowance":
+      append(allowance(ev));
       break;
     case "usage":
       setUsage(b);
@@ -498,7 +568,7 @@
       if (es.readyState === EventSource.CLOSED) setLive("closed", "Not live: reload the page to see what changed.");
       else setLive("reconnecting", "Reconnecting…");
     };
-    ["message", "run", "approval", "usage"].forEach(function (kind) {
+    ["message", "run", "approval", "allowance", "usage"].forEach(function (kind) {
       es.addEventListener(kind, function (e) { handle(parse(e)); });
     });
     es.addEventListener("delta", function (e) {
@@ -511,6 +581,8 @@
 
   document.querySelectorAll("#thread [data-js]").forEach(function (n) { n.hidden = false; });
   setRun(runStatus.dataset.status, runError.textContent);
+  // A thread with no run that ends with a question (a fork) can be run.
+  if (retry && retry.dataset.canRetry === "true") retry.hidden = false;
 
   function answer(li, value) {
     var id = li.dataset.approval;
@@ -540,7 +612,20 @@
       if (li) answer(li, b.dataset.answer);
     } else if (b.dataset.fork) {
       fork(b);
+    } else if (b.dataset.regenerate) {
+      regenerate(b);
+    } else if (b.dataset.edit) {
+      edit(b);
     }
+  });
+
+  // Esc leaves a text box of the thread (the message box, an edit), so
+  // that the keys answer the pending approval, which gets the focus.
+  root.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape" || !editable(e.target) || e.isComposing) return;
+    e.target.blur();
+    var li = newestPending();
+    if (li && canApprove) focusPrompt(li);
   });
 
   document.addEventListener("keydown", function (e) {
@@ -572,6 +657,97 @@
     });
   }
 
+  // toFork goes to the fork a regenerate or an edit made, or shows why
+  // none was made.
+  function toFork(res, shown, what) {
+    var id = res.data && res.data.thread && res.data.thread.id;
+    if (res.ok && Number.isSafeInteger(id)) {
+      window.location.assign("/threads/" + id);
+      return true;
+    }
+    show(shown, failure(res, what));
+    return false;
+  }
+
+  // regenerate has the model answer again, in a fork made before the
+  // answer.
+  function regenerate(b) {
+    var seq = Number(b.dataset.regenerate);
+    if (!Number.isSafeInteger(seq)) return;
+    b.disabled = true;
+    api("POST", base + "/regenerate", { seq: seq }).then(function (res) {
+      if (!toFork(res, threadError, "The answer was not regenerated")) b.disabled = false;
+    });
+  }
+
+  // edit opens a box under a user's message with its text, to send it
+  // changed in a fork made before it.
+  function edit(b) {
+    var seq = Number(b.dataset.edit);
+    var li = b.closest(".msg");
+    if (!Number.isSafeInteger(seq) || !li) return;
+    var open = li.querySelector(".edit-form");
+    if (open) {
+      open.querySelector("textarea").focus();
+      return;
+    }
+    var f = el("form", "edit-form");
+    var id = "edit-" + seq;
+    var label = el("label", "", "Edit the message: it is sent in a new thread, a fork of this one before it");
+    label.htmlFor = id;
+    var text = el("textarea", "edit-text");
+    text.id = id;
+    text.rows = 4;
+    text.required = true;
+    var shown = li.querySelector(".text");
+    text.value = shown ? shown.textContent : "";
+    var actions = el("div", "actions");
+    var sendEdit = el("button", "primary", "Send in a fork");
+    sendEdit.type = "submit";
+    var close = el("button", "", "Cancel");
+    close.type = "button";
+    actions.appendChild(sendEdit);
+    actions.appendChild(document.createTextNode(" "));
+    actions.appendChild(close);
+    var err = el("p", "error");
+    err.setAttribute("role", "alert");
+    err.hidden = true;
+    f.appendChild(label);
+    f.appendChild(text);
+    f.appendChild(actions);
+    f.appendChild(err);
+    li.appendChild(f);
+    text.focus();
+    close.addEventListener("click", function () { f.remove(); });
+    text.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        f.requestSubmit();
+      }
+    });
+    f.addEventListener("submit", function (e) {
+      e.preventDefault();
+      if (!text.value.trim()) return;
+      sendEdit.disabled = true;
+      show(err, "");
+      api("POST", base + "/edit", { seq: seq, prompt: text.value }).then(function (res) {
+        if (!toFork(res, err, "The message was not sent")) sendEdit.disabled = false;
+      });
+    });
+  }
+
+  if (retry) {
+    retry.addEventListener("click", function () {
+      retry.disabled = true;
+      show(promptError, "");
+      api("POST", base + "/retry", {}).then(function (res) {
+        retry.disabled = false;
+        if (res.ok) started(res);
+        else show(promptError, failure(res, "The run was not started again"));
+      });
+    });
+  }
+
   if (form) {
     form.addEventListener("submit", function (e) {
       e.preventDefault();
@@ -583,7 +759,7 @@
         send.disabled = false;
         if (res.ok) {
           prompt.value = "";
-          if (res.data && res.data.status) setRun(res.data.status, res.data.error);
+          started(res);
         } else if (res.status === 409 && res.code === "busy") {
           show(promptError, "A run is still going: wait for it to end, or cancel it.");
         } else {
