@@ -187,6 +187,7 @@ func (w *Workspace) translate(err error) *apiError {
 	var ar *servers.ApprovalRequired
 	var tar *servers.ToolsApprovalRequired
 	var stale *servers.StaleError
+	var cannot *servers.NotRunnableError
 	var taken *servers.NameTakenError
 	var inv *servers.InvalidError
 	var imp *servers.ImportError
@@ -203,6 +204,10 @@ func (w *Workspace) translate(err error) *apiError {
 	case errors.As(err, &stale):
 		e := fail(http.StatusConflict, "approval_required", "%v", err)
 		e.Preview, e.Current = &stale.Preview, &stale.Current
+		return e
+	case errors.As(err, &cannot):
+		e := fail(http.StatusConflict, "not_runnable", "%v", err)
+		e.Preview = &cannot.Preview
 		return e
 	case errors.As(err, &taken):
 		return fail(http.StatusConflict, "name_taken", "%v", err)
