@@ -52,3 +52,46 @@ func TestBrowserCommandLineSplit(t *testing.T) {
 		t.Errorf("the pages requested other origins: %q", foreign)
 	}
 }
+
+// TestBrowserImport pastes a VS Code mcp.json into the Import page in
+// headless Chromium: the entries that can be drafts are saved, the one
+// with a placeholder with its variable declared and unset, the refused
+// one is listed with why, and the text stays in the box as pasted.
+func TestBrowserImport(t *testing.T) {
+	tab := browser(t)
+	srv := startServe(t, nil)
+	command := buildEnvserver(t)
+	text := `{"inputs": [{"type": "promptString", "id": "token", "password": true}], "servers": {
+  "files": {"type": "stdio", "command": "` + command + `", "args": ["--flag"]},
+  "github": {"type": "stdio", "command": "` + command + `", "env": {"GITHUB_TOKEN": "${input:token}"}},
+  "my server": {"type": "stdio", "command": "` + command + `"}
+}}`
+	seen := record(t, tab)
+	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")),
+		chromedp.Navigate(srv.base+"/servers/import"),
+		chromedp.WaitVisible(chromedp.ID("import-json")),
+		chromedp.SetValue(chromedp.ID("import-json"), text),
+		chromedp.Click(chromedp.ID("import")),
+		chromedp.WaitVisible(chromedp.ID("imported")),
+	)
+	if got := run(t, tab, chromedp.Text(chromedp.ID("imported"))); !strings.Contains(got, "files") || !strings.Contains(got, "github") || strings.Contains(got, "my server") {
+		t.Errorf("the drafts listed: %q", got)
+	}
+	if got := run(t, tab, chromedp.Text(chromedp.ID("refused"))); !strings.Contains(got, "my server: the name is not one a server may have") {
+		t.Errorf("the entries refused: %q", got)
+	}
+	if notes := run(t, tab, chromedp.Text(chromedp.ID("import-notes"))); !strings.Contains(notes, "GITHUB_TOKEN is declared without a value; set its whole value on the server's Edit page") {
+		t.Errorf("the notes: %q", notes)
+	}
+	if kept := run(t, tab, chromedp.Value(chromedp.ID("import-json"))); kept != text {
+		t.Errorf("the box holds\n%s\nwant the text as pasted", kept)
+	}
+	screenshot(t, tab, "import-partly")
+	do(t, tab, chromedp.Click(chromedp.CSS(`#imported a[href="/servers/2"]`)), chromedp.WaitVisible(chromedp.ID("fingerprint")))
+	if env := run(t, tab, chromedp.Text(chromedp.CSS("dl.config"))); !strings.Contains(env, "GITHUB_TOKEN unset") {
+		t.Errorf("the draft with a placeholder: %q", env)
+	}
+	if foreign := seen.foreign(srv.base); len(foreign) > 0 {
+		t.Errorf("the pages requested other origins: %q", foreign)
+	}
+}

@@ -1147,32 +1147,40 @@ func (w *Workspace) connectTokenPage(rw http.ResponseWriter, r *http.Request, c 
 	return nil
 }
 
-// importData is the import page's: the drafts an import saved (Done), or
-// why it saved none.
+// importData is the import page's: the drafts an import saved, the
+// entries it refused and why, its notes, and the text as sent, kept in the
+// box when anything was refused.
 type importData struct {
-	Done     bool
 	Created  []importedDraft
 	Notes    []servers.ImportMessage
 	Problems []servers.ImportMessage
+	Text     string
 }
 
 func (w *Workspace) importPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	return w.render(rw, r, c, http.StatusOK, "import", "Import servers", importData{})
 }
 
-// importServersPage saves the servers of the pasted configuration as
-// drafts and lists them, or shows every problem. The pasted text, which
-// can hold secret values, is never shown again.
+// importServersPage saves the servers of the pasted configuration that can
+// be saved as drafts and lists them, with the entries refused and why. The
+// pasted text, which can hold secret values, is shown again only in this
+// answer to the person who sent it, in the box, when something was
+// refused; it is never stored.
 func (w *Workspace) importServersPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	res, err := w.importDrafts(r.Context(), c, []byte(r.PostFormValue("json")))
+	text := r.PostFormValue("json")
+	res, err := w.importDrafts(r.Context(), c, []byte(text))
 	var refused *servers.ImportError
 	if errors.As(err, &refused) {
-		return w.render(rw, r, c, http.StatusBadRequest, "import", "Import servers", importData{Notes: res.Notes, Problems: refused.Problems})
+		return w.render(rw, r, c, http.StatusBadRequest, "import", "Import servers", importData{Notes: res.Notes, Problems: refused.Problems, Text: text})
 	}
 	if err != nil {
 		return err
 	}
-	return w.render(rw, r, c, http.StatusOK, "import", "Imported servers", importData{Done: true, Created: res.Created, Notes: res.Notes})
+	d := importData{Created: res.Created, Notes: res.Notes, Problems: res.Problems}
+	if len(d.Problems) > 0 {
+		d.Text = text
+	}
+	return w.render(rw, r, c, http.StatusOK, "import", "Imported servers", d)
 }
 
 // formWithin answers 413 for a form over maxBody before the gate reads it,
