@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,5 +94,48 @@ func TestBrowserImport(t *testing.T) {
 	}
 	if foreign := seen.foreign(srv.base); len(foreign) > 0 {
 		t.Errorf("the pages requested other origins: %q", foreign)
+	}
+}
+
+// TestBrowserSkillHostUnreachable: with a git host that cannot be reached
+// (ZERO_GITHUB_URL), a catalog entry's Preview and a typed repository's
+// each say which skill could not be fetched, from which host, and that
+// ZERO_GITHUB_URL sets it; the add form keeps what was typed, and its
+// branch's default after the catalog's Preview; the page names the skills
+// folder under this ZERO_HOME.
+func TestBrowserSkillHostUnreachable(t *testing.T) {
+	tab := browser(t)
+	srv := startServe(t, []string{"ZERO_GITHUB_URL=http://127.0.0.1:1", "GH_TOKEN=", "GITHUB_TOKEN="})
+	dir := filepath.Join(srv.home, "skills")
+	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")),
+		chromedp.Navigate(srv.base+"/skills"), chromedp.WaitVisible(chromedp.ID("skill-repo")))
+	if got := run(t, tab, chromedp.Text(chromedp.ID("skills-dir"))); !strings.Contains(got, "They are in "+dir+"; zero mcp skills --workspace "+dir+" serves them") {
+		t.Errorf("the skills folder: %q", got)
+	}
+	do(t, tab, chromedp.Click(chromedp.CSS(`#explore ~ ul.catalog button[type=submit]`)), chromedp.WaitVisible(chromedp.ID("problem")))
+	problem := run(t, tab, chromedp.Text(chromedp.ID("problem")))
+	for _, want := range []string{"of the catalog", "from http://127.0.0.1:1: the host could not be reached", "ZERO_GITHUB_URL"} {
+		if !strings.Contains(problem, want) {
+			t.Errorf("the catalog entry's problem lacks %q: %s", want, problem)
+		}
+	}
+	if ref := run(t, tab, chromedp.Value(chromedp.ID("skill-ref"))); ref != "main" {
+		t.Errorf("the branch after the catalog's preview: %q, want main", ref)
+	}
+	screenshot(t, tab, "skills-unreachable")
+	do(t, tab,
+		chromedp.SendKeys(chromedp.ID("skill-repo"), "acme/skills"),
+		chromedp.SetValue(chromedp.ID("skill-ref"), "dev"),
+		chromedp.SendKeys(chromedp.ID("skill-folder"), "skills/pdf"),
+		chromedp.Click(chromedp.ID("skill-preview")),
+		chromedp.WaitVisible(chromedp.ID("problem")),
+	)
+	if problem := run(t, tab, chromedp.Text(chromedp.ID("problem"))); !strings.Contains(problem, "fetch the skill acme/skills (ref dev, folder skills/pdf) from http://127.0.0.1:1") {
+		t.Errorf("the typed skill's problem: %s", problem)
+	}
+	for id, want := range map[string]string{"skill-repo": "acme/skills", "skill-ref": "dev", "skill-folder": "skills/pdf"} {
+		if got := run(t, tab, chromedp.Value(chromedp.ID(id))); got != want {
+			t.Errorf("%s after the error: %q, want %q", id, got, want)
+		}
 	}
 }
