@@ -89,13 +89,17 @@ func TestCommandLineSplitOffered(t *testing.T) {
 }
 
 // TestCommandLineWarning: the API's preview of a command line typed as the
-// command says what the split would be, and a line that cannot be split
-// says why.
+// command says what the split would be (and does not take the slashes of
+// its arguments for a relative path), and a line that cannot be split says
+// why.
 func TestCommandLineWarning(t *testing.T) {
 	ts := start(t, Options{})
 	warning := func(command string) string {
 		var p servers.Preview
 		ts.browser.must("POST", "/api/servers/preview", map[string]any{"config": servers.Config{Name: "x", Kind: servers.KindStdio, Command: command}}, 200, &p)
+		if slices.Contains(warningCodes(p.Warnings), "relative-command") {
+			t.Errorf("%q: a command line's slashes are taken for a relative path", command)
+		}
 		for _, w := range p.Warnings {
 			if w.Code == "command-line" {
 				return w.Message

@@ -99,17 +99,20 @@ func (m *Manager) warnings(c Config) []Warning {
 		return ws
 	}
 	add := func(code, severity, msg string) { ws = append(ws, Warning{code, severity, msg}) }
-	if strings.Contains(c.Command, "/") && !path.IsAbs(c.Command) {
+	split, isLine, splitErr := SplitCommand(c)
+	// The slashes of a command line that resolves to nothing are its
+	// arguments', not a relative path's.
+	if strings.Contains(c.Command, "/") && !path.IsAbs(c.Command) && !((isLine || splitErr != nil) && c.Program == "") {
 		add("relative-command", "caution", "the command is a path relative to the working directory: whatever file is there when the server starts is what runs")
 	}
 	if why := m.NotRunnable(c); why != "" {
 		add("not-runnable", "danger", "nothing would run: "+why+"; it cannot be approved until the command resolves to a program")
-		switch split, ok, err := SplitCommand(c); {
-		case ok:
+		switch {
+		case isLine:
 			add("command-line", "caution", fmt.Sprintf("the command is a whole command line, and no shell reads it: the program looked for is named %q, spaces and all. "+
 				"Split into a program and its arguments, as a shell splits words (nothing expanded), it is %s", c.Command, describeSplit(split)))
-		case err != nil:
-			add("command-line", "caution", "the command cannot be read as a command line either: "+err.Error()+
+		case splitErr != nil:
+			add("command-line", "caution", "the command cannot be read as a command line either: "+splitErr.Error()+
 				". Type the program alone in the command field, and each argument on its own line")
 		}
 		return ws
