@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/guard/redact"
 )
 
 // DefaultBaseURL is where repositories are, unless ZERO_GITHUB_URL says
@@ -125,11 +126,7 @@ func (s *Source) remote(repo string) (string, error) {
 	if err := CheckRepo(repo); err != nil {
 		return "", err
 	}
-	base := s.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := CheckBaseURL(base)
+	u, err := CheckBaseURL(s.Host())
 	if err != nil {
 		return "", err
 	}
@@ -180,7 +177,7 @@ func (s *Source) Resolve(ctx context.Context, repo, ref string) (string, error) 
 	out, _, err := run(ctx, roots, ".", nil, AuthEnv(remote, s.Token), s.timeout(), 1<<20,
 		"ls-remote", "--quiet", "--", remote, "refs/heads/"+ref, "refs/tags/"+ref, "refs/tags/"+ref+"^{}")
 	if err != nil {
-		return "", classify(err, repo)
+		return "", s.classify(err, repo)
 	}
 	var branch, tag, peeled string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -252,15 +249,18 @@ var gitSays = []struct {
 	{"bad line length character", ErrHost},
 }
 
-// classify says why git failed, from its stderr. A timeout, a limit or a
-// git that did not start is err as it is, and so is a message gitSays does
-// not know.
-func classify(err error, repo string) error {
+// classify says why git failed, from its stderr: for a host that could not
+// be reached or failed, in git's own last words (its "unable to access
+// 'URL'" left out). A timeout, a limit or a git that did not start is err as
+// it is. Git's words never carry the token (it goes in a header); they are
+// redacted of it all the same.
+func (s *Source) classify(err error, repo string) error {
 	var exit *exitError
 	if !errors.As(err, &exit) {
 		return err
 	}
-	low := strings.ToLower(exit.stderr)
+	stderr := redact.New(map[string]string{"token": s.Token}).String(exit.stderr)
+	low := strings.ToLower(stderr)
 	for _, says := range gitSays {
 		if !strings.Contains(low, says.text) {
 			continue
@@ -270,10 +270,37 @@ func classify(err error, repo string) error {
 			return fmt.Errorf("%w (%s)", ErrAuth, repo)
 		case ErrNotFound:
 			return fmt.Errorf("%w: repository %s (a private one needs GH_TOKEN or GITHUB_TOKEN)", ErrNotFound, repo)
+		case ErrUnreachable, ErrHost:
+			return fmt.Errorf("%w: %s", says.err, lastWords(stderr))
 		}
-		return fmt.Errorf("%w: git %s: %s", says.err, exit.cmd, exit.stderr)
+		return fmt.Errorf("%w: git %s: %s", says.err, exit.cmd, stderr)
 	}
-	return err
+	return fmt.Errorf("git %s: exit %d: %s", exit.cmd, exit.code, stderr)
+}
+
+// lastWords is the last line git wrote, without its "fatal: " and its
+// "unable to access 'URL': ", which the caller says better.
+func lastWords(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	for _, prefix := range []string{"fatal: ", "error: "} {
+		last = strings.TrimPrefix(last, prefix)
+	}
+	if rest, ok := strings.CutPrefix(last, "unable to access '"); ok {
+		if _, after, found := strings.Cut(rest, "': "); found {
+			last = after
+		}
+	}
+	return last
+}
+
+// Host is the base URL repositories are read from: BaseURL, or
+// DefaultBaseURL when it is empty.
+func (s *Source) Host() string {
+	if s.BaseURL == "" {
+		return DefaultBaseURL
+	}
+	return s.BaseURL
 }
 
 // A File is one file of a snapshot, its bytes checked against its id.
@@ -337,7 +364,7 @@ func (s *Source) Snapshot(ctx context.Context, repo, commit, folder string, root
 			args = append(args, "--depth=1")
 		}
 		_, err := git(nil, 0, append(append(args, "--", remote), ids...)...)
-		return classify(err, repo)
+		return s.classify(err, repo)
 	}
 	if _, err := git(nil, 0, "init", "--quiet", "--bare", "."); err != nil {
 		return nil, err

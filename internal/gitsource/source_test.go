@@ -153,8 +153,12 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Errorf("a token for http: %v", env)
 	}
 
-	unreachable := &Source{BaseURL: "http://127.0.0.1:1"}
-	if _, err := unreachable.Resolve(ctx, "acme/x", "main"); !errors.Is(err, ErrUnreachable) {
+	// An unreachable host is said in git's last words, without its
+	// "fatal: unable to access 'URL'", and never with the token.
+	unreachable := &Source{BaseURL: "https://127.0.0.1:1", Token: "ghs_canary-token-4d2"}
+	if _, err := unreachable.Resolve(ctx, "acme/x", "main"); !errors.Is(err, ErrUnreachable) ||
+		!strings.HasPrefix(err.Error(), "the host could not be reached: Failed to connect to 127.0.0.1 port 1") ||
+		strings.Contains(err.Error(), "fatal") || strings.Contains(err.Error(), "unable to access") || strings.Contains(err.Error(), unreachable.Token) {
 		t.Errorf("an unreachable host: %v", err)
 	}
 	for _, base := range []string{"http://example.com", "ftp://127.0.0.1", "https://u:p@github.com", "https://github.com/?q=1"} {

@@ -190,6 +190,7 @@ func (w *Workspace) translate(err error) *apiError {
 	var ar *servers.ApprovalRequired
 	var tar *servers.ToolsApprovalRequired
 	var stale *servers.StaleError
+	var cannot *servers.NotRunnableError
 	var taken *servers.NameTakenError
 	var inv *servers.InvalidError
 	var imp *servers.ImportError
@@ -207,12 +208,16 @@ func (w *Workspace) translate(err error) *apiError {
 		e := fail(http.StatusConflict, "approval_required", "%v", err)
 		e.Preview, e.Current = &stale.Preview, &stale.Current
 		return e
+	case errors.As(err, &cannot):
+		e := fail(http.StatusConflict, "not_runnable", "%v", err)
+		e.Preview = &cannot.Preview
+		return e
 	case errors.As(err, &taken):
 		return fail(http.StatusConflict, "name_taken", "%v", err)
 	case errors.As(err, &inv):
 		return fail(http.StatusBadRequest, "invalid_config", "%v", err)
 	case errors.As(err, &imp):
-		e := fail(http.StatusBadRequest, "invalid_import", "%v", err)
+		e := fail(http.StatusBadRequest, "invalid_import", "nothing was imported: %v", err)
 		e.Problems = imp.Problems
 		return e
 	case errors.Is(err, servers.ErrNotFound), errors.Is(err, servers.ErrNoSuchTool):
@@ -582,11 +587,12 @@ func (w *Workspace) importServers(r *http.Request, c *auth.Caller) (any, error) 
 	return w.importDrafts(r.Context(), c, data)
 }
 
-// importResult is what an import saved, and its notes: what it ignored or
-// guessed.
+// importResult is what an import saved, the entries it refused and why,
+// and its notes: what it ignored, guessed or left unset.
 type importResult struct {
-	Created []importedDraft         `json:"created"`
-	Notes   []servers.ImportMessage `json:"notes"`
+	Created  []importedDraft         `json:"created"`
+	Problems []servers.ImportMessage `json:"problems"`
+	Notes    []servers.ImportMessage `json:"notes"`
 }
 
 type importedDraft struct {
@@ -595,45 +601,47 @@ type importedDraft struct {
 }
 
 // importDrafts saves each server of a client configuration (see
-// servers.ParseImport) as a draft: unapproved and disabled, its values
-// stored as secrets set by the caller. Every entry is checked first, as a
-// preview checks it (the policy, a name taken); if any is refused, none is
-// saved, and the *servers.ImportError lists every problem.
+// servers.ParseImport) that can be saved as a draft, on its own: unapproved
+// and disabled, its values stored as secrets set by the caller. An entry
+// refused (by the parser, the policy, or a name taken) is listed in
+// Problems with why, and the others are saved all the same. When nothing
+// is saved, the error is a *servers.ImportError listing every problem.
 func (w *Workspace) importDrafts(ctx context.Context, c *auth.Caller, data []byte) (importResult, error) {
 	entries, notes, err := servers.ParseImport(data)
-	res := importResult{Created: []importedDraft{}, Notes: notes}
+	res := importResult{Created: []importedDraft{}, Problems: []servers.ImportMessage{}, Notes: notes}
 	if res.Notes == nil {
 		res.Notes = []servers.ImportMessage{}
 	}
-	refused := &servers.ImportError{}
-	if err != nil && !errors.As(err, &refused) {
+	var refused *servers.ImportError
+	if errors.As(err, &refused) {
+		res.Problems = append(res.Problems, refused.Problems...)
+	} else if err != nil {
 		return res, err
 	}
 	for _, e := range entries {
-		_, err := w.servers.Preview(ctx, 0, e.Config, e.Secrets)
+		s, err := w.servers.Create(ctx, c.Actor(), e.Config, e.Secrets, "", false)
 		var inv *servers.InvalidError
 		var taken *servers.NameTakenError
 		switch {
 		case errors.As(err, &inv):
 			for _, p := range inv.Problems {
-				refused.Problems = append(refused.Problems, servers.ImportMessage{Entry: e.Config.Name, Message: p})
+				res.Problems = append(res.Problems, servers.ImportMessage{Entry: e.Config.Name, Message: p})
 			}
 		case errors.As(err, &taken):
-			refused.Problems = append(refused.Problems, servers.ImportMessage{Entry: e.Config.Name,
+			res.Problems = append(res.Problems, servers.ImportMessage{Entry: e.Config.Name,
 				Message: "a server with this name exists already: rename the entry"})
 		case err != nil:
-			return res, err
-		}
-	}
-	if len(refused.Problems) > 0 {
-		return res, refused
-	}
-	for _, e := range entries {
-		s, err := w.servers.Create(ctx, c.Actor(), e.Config, e.Secrets, "", false)
-		if err != nil {
 			return res, fmt.Errorf("import of %q, after %d drafts saved: %w", e.Config.Name, len(res.Created), err)
+		default:
+			res.Created = append(res.Created, importedDraft{Server: s, ApproveURL: w.approveURL(s.ID)})
+			if why := w.servers.NotRunnable(s.Config); why != "" {
+				res.Notes = append(res.Notes, servers.ImportMessage{Entry: e.Config.Name,
+					Message: "saved, but it cannot run until its command resolves to a program (" + why + "); its page says more"})
+			}
 		}
-		res.Created = append(res.Created, importedDraft{Server: s, ApproveURL: w.approveURL(s.ID)})
+	}
+	if len(res.Created) == 0 && len(res.Problems) > 0 {
+		return res, &servers.ImportError{Problems: res.Problems}
 	}
 	return res, nil
 }

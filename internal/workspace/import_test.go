@@ -3,9 +3,11 @@ package workspace
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,10 +105,12 @@ func TestImportAPI(t *testing.T) {
 	}
 }
 
-// TestImportAllOrNothing: one entry refused, by the parser, the policy or a
-// name taken, and no entry is saved; the answer lists every problem with
-// its entry.
-func TestImportAllOrNothing(t *testing.T) {
+// TestImportEachEntry: each entry that can be a draft is saved, on its own;
+// the others, refused by the parser, the policy or a name taken, are listed
+// with why, each with its entry, and nothing of them is saved. A VS Code
+// placeholder in an env value declares the name without a value, with a
+// note. Nothing saved at all is a 400 listing every problem.
+func TestImportEachEntry(t *testing.T) {
 	const secret = "refused-import-canary-44e"
 	ts := start(t, Options{})
 	b := ts.browser
@@ -116,9 +120,51 @@ func TestImportAllOrNothing(t *testing.T) {
 		"taken": {"type": "stdio", "command": "x"},
 		"loader": {"type": "stdio", "command": "x", "env": {"LD_PRELOAD": %q}},
 		"local": {"type": "http", "url": "https://127.0.0.1/mcp"},
-		"typed": {"type": "stdio", "command": "x", "env": {"KEY": "${input:key}"}},
+		"typed": {"type": "stdio", "command": %q, "env": {"KEY": "${input:key}", "REGION": "eu"}},
 		"odd": {"type": "stdio", "command": "x", "autoApprove": []}},
-		"inputs": []}`, envserver(t), secret)
+		"inputs": []}`, envserver(t), secret, envserver(t))
+	var res struct {
+		importAnswer
+		Problems []servers.ImportMessage `json:"problems"`
+	}
+	b.must("POST", "/api/servers/import", json.RawMessage(text), 201, &res)
+	var created []string
+	for _, c := range res.Created {
+		created = append(created, c.Server.Config.Name)
+	}
+	if diff := cmp.Diff([]string{"fine", "typed"}, created); diff != "" {
+		t.Errorf("drafts saved (-want +got):\n%s", diff)
+	}
+	got := map[string]string{}
+	for _, p := range res.Problems {
+		got[p.Entry] += p.Message
+	}
+	for entry, says := range map[string]string{
+		"taken": "exists already", "loader": "LD_PRELOAD", "local": "loopback", "odd": `"autoApprove"`,
+	} {
+		if !strings.Contains(got[entry], says) {
+			t.Errorf("%s: %q, want it to say %s", entry, got[entry], says)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("problems: %+v", res.Problems)
+	}
+	typed := res.Created[1].Server
+	if !slices.Equal(typed.Config.Env, []string{"KEY", "REGION"}) || len(typed.Secrets) != 1 || typed.Secrets[0].Name != "REGION" {
+		t.Errorf("the entry with a placeholder: env %v, secrets %+v", typed.Config.Env, typed.Secrets)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n servers.ImportMessage) bool {
+		return n.Entry == "typed" && strings.Contains(n.Message, "KEY is declared without a value; set its whole value on the server's Edit page")
+	}) {
+		t.Errorf("no note for the placeholder: %+v", res.Notes)
+	}
+	var list []servers.Server
+	b.must("GET", "/api/servers", nil, 200, &list)
+	if diff := cmp.Diff([]string{"fine", "taken", "typed"}, names(list)); diff != "" {
+		t.Errorf("servers after the import (-want +got):\n%s", diff)
+	}
+
+	// Nothing saved: every problem, 400.
 	st, data := b.do("POST", "/api/servers/import", json.RawMessage(text))
 	var e struct {
 		Error struct {
@@ -128,30 +174,11 @@ func TestImportAllOrNothing(t *testing.T) {
 		} `json:"error"`
 	}
 	json.Unmarshal(data, &e)
-	if st != 400 || e.Error.Code != "invalid_import" {
-		t.Fatalf("%d %s", st, data)
-	}
-	got := map[string]string{}
-	for _, p := range e.Error.Problems {
-		got[p.Entry] += p.Message
-	}
-	for entry, says := range map[string]string{
-		"taken": "exists already", "loader": "LD_PRELOAD", "local": "loopback", "typed": "placeholders are not expanded", "odd": `"autoApprove"`,
-	} {
-		if !strings.Contains(got[entry], says) {
-			t.Errorf("%s: %q, want it to say %s", entry, got[entry], says)
-		}
-	}
-	if _, ok := got["fine"]; ok || len(got) != 5 {
-		t.Errorf("problems: %+v", e.Error.Problems)
+	if st != 400 || e.Error.Code != "invalid_import" || len(e.Error.Problems) != 6 || !strings.HasPrefix(e.Error.Message, "nothing was imported: ") {
+		t.Errorf("an import of names all taken or refused: %d %s", st, data)
 	}
 	if strings.Contains(string(data), secret) {
 		t.Error("the answer holds a value")
-	}
-	var list []servers.Server
-	b.must("GET", "/api/servers", nil, 200, &list)
-	if len(list) != 1 {
-		t.Errorf("a refused import saved %v", names(list))
 	}
 	if st, data := b.do("POST", "/api/servers/import", nil, rawBody(`{"mcpServers": {"a": {"command": "x",}}}`)); st != 400 ||
 		!strings.Contains(string(data), "not JSON") || !strings.Contains(string(data), "line 1, column 38") {
@@ -160,8 +187,9 @@ func TestImportAllOrNothing(t *testing.T) {
 }
 
 // TestImportPage: the page takes the pasted text and lists the drafts it
-// saved, linked to their review pages; a refused import lists every
-// problem and never shows the text again; a form over 1 MiB says so.
+// saved, linked to their review pages; the entries it refused are listed
+// with why, and the text stays in the box, as sent, to be fixed; a form
+// over 1 MiB says so.
 func TestImportPage(t *testing.T) {
 	const secret = "import-page-canary-a01"
 	ts := start(t, Options{})
@@ -181,21 +209,32 @@ func TestImportPage(t *testing.T) {
 			t.Errorf("the result lacks %s", want)
 		}
 	}
+	if strings.Contains(done, secret) || strings.Contains(done, `id="import-json"`) {
+		t.Error("an import that refused nothing shows the text again")
+	}
 	review := b.mustPage("GET", "/servers/1", nil, 200)
 	if !strings.Contains(review, `id="approve"`) || !strings.Contains(review, `class="warnings"`) && !strings.Contains(review, "nowarnings") {
 		t.Error("an imported draft's page is not its review")
 	}
 
+	// Some refused: the others are saved, and the text is kept to fix.
+	mixed := `{"mcpServers": {"new": {"command": "/nonexistent/srv", "env": {"K": "` + secret + `"}}, "local": {"command": "x"}, "bad name": {"command": "x"}}}`
+	partly := b.mustPage("POST", "/servers/import", url.Values{"json": {mixed}}, 200)
+	checkMarkup(t, "import partly refused", partly, b.csrf)
+	for _, want := range []string{`<a href="/servers/3">new</a>`, `class="badge failed">cannot run`, `id="refused"`, "<code>local</code>: a server with this name exists already",
+		"<code>bad name</code>: the name is not one a server may have", "the others were imported", html.EscapeString(mixed) + "</textarea>"} {
+		if !strings.Contains(partly, want) {
+			t.Errorf("a partly refused import's page lacks %s", want)
+		}
+	}
 	refused := b.mustPage("POST", "/servers/import", url.Values{"json": {claudeDesktop(t, secret, secret)}}, 400)
 	checkMarkup(t, "import refused", refused, b.csrf)
-	if !strings.Contains(refused, `id="problems"`) || strings.Count(refused, "exists already") != 2 {
-		t.Error("importing the same servers again does not list both names as taken")
+	if !strings.Contains(refused, `id="problems"`) || strings.Count(refused, "exists already") != 2 || !strings.Contains(refused, "Nothing was imported") ||
+		!strings.Contains(refused, html.EscapeString(claudeDesktop(t, secret, secret))+"</textarea>") {
+		t.Error("importing the same servers again does not list both names as taken, with the text kept")
 	}
-	if strings.Contains(done+refused, secret) {
-		t.Error("a page shows an imported value")
-	}
-	if page := b.mustPage("POST", "/servers/import", url.Values{"json": {"{"}}, 400); !strings.Contains(page, "not JSON") {
-		t.Error("bad JSON: no explanation")
+	if page := b.mustPage("POST", "/servers/import", url.Values{"json": {"{"}}, 400); !strings.Contains(page, "not JSON") || !strings.Contains(page, "{</textarea>") {
+		t.Error("bad JSON: no explanation, or the text is not kept")
 	}
 	if st, page, _ := b.page("POST", "/servers/import", url.Values{"json": {strings.Repeat("{", maxBody)}}); st != 413 || !strings.Contains(page, "over 1048576 bytes") {
 		t.Errorf("a form over 1 MiB: %d", st)

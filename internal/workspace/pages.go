@@ -248,6 +248,7 @@ type serverView struct {
 	Diffs        []toolReview // the changed tools, field by field
 	NewTools     []toolReview // the new tools, every field
 	Logs         *logsView    // the owner's only
+	CannotRun    *cannotRun   // nil when it runs
 }
 
 // A toolRow is one listed tool and its state: offered, quarantined
@@ -400,6 +401,7 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 	v.Shown = showConfig(s.Config, s.Secrets, servers.Secrets{}, c.Actor())
 	v.ToolRows, v.ToolWarnings = toolRows(s), servers.ToolWarnings(s)
 	v.Diffs, v.NewTools = toolReviews(s)
+	v.CannotRun = w.cannotRunOf(s.Config)
 	if c.Role == auth.Owner {
 		l := w.runtime.Logs(id)
 		v.Logs = &logsView{Runs: l.Runs, Crashes: l.Crashes, Running: l.Running, Stderr: showLines(l.Stderr), Debug: showLines(l.Debug)}
@@ -443,6 +445,7 @@ type previewData struct {
 	Conflict    bool
 	Stale       bool // an edit whose server changed after it was reviewed
 	CanApprove  bool
+	CannotRun   *cannotRun // nil when it runs; approving it is refused
 }
 
 type change struct{ Field, Before, After string }
@@ -570,10 +573,13 @@ func (w *Workspace) reviewForm(rw http.ResponseWriter, r *http.Request, c *auth.
 	}
 	var cfg servers.Config
 	typed := servers.Secrets{}
-	back := r.PostFormValue("back") != ""
-	if back {
+	back, split := r.PostFormValue("back") != "", r.PostFormValue("split") != ""
+	if back || split {
 		if cfg, err = decodeConfig(r.PostFormValue("config")); err != nil {
 			return err
+		}
+		if split {
+			cfg = splitCommand(cfg)
 		}
 	} else {
 		cfg, typed = parseServerForm(r)
@@ -613,7 +619,8 @@ func formProblems(err error) ([]string, int, bool) {
 
 func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec servers.Secrets, before *servers.Server, conflict bool) previewData {
 	d := previewData{ID: id, Config: p.Config, Fingerprint: p.Fingerprint, Warnings: p.Warnings, Encoded: encodeConfig(p.Config),
-		Pending: w.sealPending(c, sec), SecretNames: secretNames(sec), Conflict: conflict, CanApprove: c.Role == auth.Owner}
+		Pending: w.sealPending(c, sec), SecretNames: secretNames(sec), Conflict: conflict, CanApprove: c.Role == auth.Owner,
+		CannotRun: w.cannotRunOf(p.Config)}
 	var stored []servers.StoredSecret
 	if before != nil {
 		d.Changes = changes(before.Config, p.Config)
@@ -672,8 +679,12 @@ func (w *Workspace) createServerPage(rw http.ResponseWriter, r *http.Request, c 
 	}
 	s, err := w.servers.Create(r.Context(), c.Actor(), cfg, sec, fingerprint, enable)
 	var ar *servers.ApprovalRequired
-	if errors.As(err, &ar) {
+	var cannot *servers.NotRunnableError
+	switch {
+	case errors.As(err, &ar):
 		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, ar.Preview, sec, nil, true))
+	case errors.As(err, &cannot):
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, cannot.Preview, sec, nil, false))
 	}
 	if problems, status, ok := formProblems(err); ok {
 		form := formData{Fields: fieldsOf(cfg), Problems: problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
@@ -742,9 +753,12 @@ func (w *Workspace) updateServerPage(rw http.ResponseWriter, r *http.Request, c 
 	_, err = w.servers.Update(r.Context(), c.Actor(), id, cfg, sec, r.PostFormValue("fingerprint"), r.PostFormValue("base"))
 	var ar *servers.ApprovalRequired
 	var stale *servers.StaleError
+	var cannot *servers.NotRunnableError
 	switch {
 	case errors.As(err, &ar):
 		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, ar.Preview, sec, &before, true))
+	case errors.As(err, &cannot):
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, cannot.Preview, sec, &before, false))
 	case errors.As(err, &stale):
 		d := w.previewOf(c, id, stale.Preview, sec, &stale.Current, false)
 		d.Stale = true
@@ -771,8 +785,12 @@ func (w *Workspace) serverAction(rw http.ResponseWriter, r *http.Request, c *aut
 	err = act(id)
 	var ar *servers.ApprovalRequired
 	var tar *servers.ToolsApprovalRequired
-	if errors.As(err, &ar) || errors.As(err, &tar) {
+	var cannot *servers.NotRunnableError
+	switch {
+	case errors.As(err, &ar) || errors.As(err, &tar):
 		return w.showServer(rw, r, c, http.StatusConflict, true)
+	case errors.As(err, &cannot): // the page says why it cannot run
+		return w.showServer(rw, r, c, http.StatusConflict, false)
 	}
 	if err != nil {
 		return err
@@ -1130,32 +1148,40 @@ func (w *Workspace) connectTokenPage(rw http.ResponseWriter, r *http.Request, c 
 	return nil
 }
 
-// importData is the import page's: the drafts an import saved (Done), or
-// why it saved none.
+// importData is the import page's: the drafts an import saved, the
+// entries it refused and why, its notes, and the text as sent, kept in the
+// box when anything was refused.
 type importData struct {
-	Done     bool
 	Created  []importedDraft
 	Notes    []servers.ImportMessage
 	Problems []servers.ImportMessage
+	Text     string
 }
 
 func (w *Workspace) importPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	return w.render(rw, r, c, http.StatusOK, "import", "Import servers", importData{})
 }
 
-// importServersPage saves the servers of the pasted configuration as
-// drafts and lists them, or shows every problem. The pasted text, which
-// can hold secret values, is never shown again.
+// importServersPage saves the servers of the pasted configuration that can
+// be saved as drafts and lists them, with the entries refused and why. The
+// pasted text, which can hold secret values, is shown again only in this
+// answer to the person who sent it, in the box, when something was
+// refused; it is never stored.
 func (w *Workspace) importServersPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	res, err := w.importDrafts(r.Context(), c, []byte(r.PostFormValue("json")))
+	text := r.PostFormValue("json")
+	res, err := w.importDrafts(r.Context(), c, []byte(text))
 	var refused *servers.ImportError
 	if errors.As(err, &refused) {
-		return w.render(rw, r, c, http.StatusBadRequest, "import", "Import servers", importData{Notes: res.Notes, Problems: refused.Problems})
+		return w.render(rw, r, c, http.StatusBadRequest, "import", "Import servers", importData{Notes: res.Notes, Problems: refused.Problems, Text: text})
 	}
 	if err != nil {
 		return err
 	}
-	return w.render(rw, r, c, http.StatusOK, "import", "Imported servers", importData{Done: true, Created: res.Created, Notes: res.Notes})
+	d := importData{Created: res.Created, Notes: res.Notes, Problems: res.Problems}
+	if len(d.Problems) > 0 {
+		d.Text = text
+	}
+	return w.render(rw, r, c, http.StatusOK, "import", "Imported servers", d)
 }
 
 // formWithin answers 413 for a form over maxBody before the gate reads it,

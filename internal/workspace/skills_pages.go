@@ -3,20 +3,28 @@ package workspace
 import (
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/skills"
+	"github.com/zero-dev/zero/internal/workspace/web"
 )
 
 // skillsData is the skills page's: the installed skills, the catalog and
-// the add-from-a-repository form, with what was typed.
+// the add-from-a-repository form, with what was typed; where the skills
+// are, and the command that serves them.
 type skillsData struct {
 	Installed []skills.Provenance
 	Catalog   []skills.Entry
 	Form      skills.Request
 	Problem   string
+	Dir       string // $ZERO_HOME/skills, as it is
+	Serve     string // the command line of zero mcp skills on Dir
 }
+
+// defaultRef is the add form's branch until something else is typed.
+const defaultRef = "main"
 
 // skillPreviewData is the preview page's.
 type skillPreviewData struct {
@@ -34,7 +42,7 @@ func (w *Workspace) skillPageRoutes(mux *http.ServeMux) {
 }
 
 func (w *Workspace) skillsPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	return w.showSkills(rw, r, c, http.StatusOK, skillsData{Form: skills.Request{Ref: "main"}})
+	return w.showSkills(rw, r, c, http.StatusOK, skillsData{Form: skills.Request{Ref: defaultRef}})
 }
 
 func (w *Workspace) showSkills(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d skillsData) error {
@@ -45,6 +53,8 @@ func (w *Workspace) showSkills(rw http.ResponseWriter, r *http.Request, c *auth.
 	if d.Catalog, err = skills.Catalog(); err != nil {
 		return err
 	}
+	d.Dir = filepath.Join(w.opts.Home, skillsDir)
+	d.Serve = web.CommandLine("zero", []string{"mcp", "skills", "--workspace", d.Dir})
 	return w.render(rw, r, c, status, "skills", "Skills", d)
 }
 
@@ -55,9 +65,14 @@ func skillForm(r *http.Request) skills.Request {
 		Ref: strings.TrimSpace(r.PostFormValue("ref")), Folder: strings.TrimSpace(r.PostFormValue("folder"))}
 }
 
-// skillProblem shows the skills page again, with the form as typed and
-// why, for a refusal; other errors go up.
+// skillProblem shows the skills page again, with why, for a refusal, and
+// the add form as it was typed; after a catalog entry's preview or a
+// removal, which were not that form, the form as it starts. Other errors
+// go up.
 func (w *Workspace) skillProblem(rw http.ResponseWriter, r *http.Request, c *auth.Caller, form skills.Request, err error) error {
+	if form.CatalogID != "" || form == (skills.Request{}) {
+		form = skills.Request{Ref: defaultRef}
+	}
 	var ae *apiError
 	if errors.As(skillError(err), &ae) && ae.Status != http.StatusInternalServerError {
 		return w.showSkills(rw, r, c, ae.Status, skillsData{Form: form, Problem: ae.Message})

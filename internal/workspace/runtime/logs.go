@@ -30,26 +30,39 @@ const (
 // A Run is one run of a server: a process (stdio) or a connection (http,
 // sse), for calls or for a Test.
 type Run struct {
-	Purpose  string    `json:"purpose"` // "call" or "test"
-	Started  time.Time `json:"started"`
-	Ended    time.Time `json:"ended,omitzero"`
-	End      string    `json:"end,omitempty"` // why it ended: idle, replaced, stopped, closed, test, lifetime, exited, failed to start
-	ExitCode int       `json:"exit_code"`     // a stdio server's; -1 when a signal ended it
-	Signal   string    `json:"signal,omitempty"`
-	Crashed  bool      `json:"crashed"`
-	Error    string    `json:"error,omitempty"` // why a start failed, redacted
+	Purpose string    `json:"purpose"` // "call" or "test"
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	End     string    `json:"end,omitempty"` // why it ended: idle, replaced, stopped, closed, test, lifetime, exited, failed to start
+	// ExitCode is a stdio server's process's, once it ended (-1 when a
+	// signal ended it); nil when no process ran: a start that failed
+	// before one did, or an HTTP or SSE connection.
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	Crashed  bool   `json:"crashed"`
+	Error    string `json:"error,omitempty"` // why a start failed, redacted
 }
 
-// how says how a run ended, for an error.
+// how says how a run's process ended, for an error or a log: "" when no
+// process ran, which has no exit code to tell.
 func (r *Run) how() string {
 	switch {
 	case r.Signal != "":
 		return "ended by signal " + r.Signal
 	case r.Ended.IsZero():
 		return "still running"
-	default:
-		return "exit code " + strconv.Itoa(r.ExitCode)
+	case r.ExitCode != nil:
+		return "exit code " + strconv.Itoa(*r.ExitCode)
 	}
+	return ""
+}
+
+// parenHow is how in parentheses after a space, or "".
+func (r *Run) parenHow() string {
+	if h := r.how(); h != "" {
+		return " (" + h + ")"
+	}
+	return ""
 }
 
 // Logs are what the runtime keeps of one server since zero serve started.
@@ -103,16 +116,22 @@ func (l *logs) running(r *Run, stderr func() []byte, red *redact.Redactor) {
 
 // failed records a start that failed before anything ran.
 func (l *logs) failed(r *Run, err error) {
-	l.end(r, spawn.Result{}, endFailed, false, nil, err)
+	l.end(r, nil, endFailed, false, nil, err)
 }
 
-// end records the end of a run and keeps its stderr, redacted.
-func (l *logs) end(r *Run, res spawn.Result, reason string, crash bool, red *redact.Redactor, err error) {
+// end records the end of a run and keeps its stderr, redacted. res is how
+// its process ended, nil when no process ran.
+func (l *logs) end(r *Run, res *spawn.Result, reason string, crash bool, red *redact.Redactor, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.live, r)
 	r.Ended, r.End, r.Crashed = time.Now().UTC(), reason, crash
-	r.ExitCode, r.Signal = res.ExitCode, res.Signal
+	if res == nil {
+		res = &spawn.Result{}
+	} else {
+		code := res.ExitCode
+		r.ExitCode, r.Signal = &code, res.Signal
+	}
 	if err != nil {
 		r.Error = red.String(err.Error())
 	}
@@ -132,7 +151,11 @@ func (l *logs) end(r *Run, res spawn.Result, reason string, crash bool, red *red
 }
 
 func runHeader(r *Run) []byte {
-	return fmt.Appendf(nil, "--- %s run started %s, %s: %s ---\n", r.Purpose, r.Started.Format(time.RFC3339), r.End, r.how())
+	how := ""
+	if h := r.how(); h != "" {
+		how = ": " + h
+	}
+	return fmt.Appendf(nil, "--- %s run started %s, %s%s ---\n", r.Purpose, r.Started.Format(time.RFC3339), r.End, how)
 }
 
 // snapshot returns the logs as they are, the stderr of the runs still

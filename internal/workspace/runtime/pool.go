@@ -221,7 +221,7 @@ func (s *server) start(a *attempt, spec Spec) {
 		s.endLocked(c, endClosed)
 		a.err = ErrClosed
 	case c.gone:
-		a.err = fmt.Errorf("server %q: %w right after it started (%s)", spec.Name, ErrCrashed, c.run.how())
+		a.err = fmt.Errorf("server %q: %w right after it started%s", spec.Name, ErrCrashed, c.run.parenHow())
 	default:
 		s.cur = c
 		s.conns[c] = true
@@ -275,11 +275,13 @@ func (r *Runtime) open(ctx, life context.Context, spec Spec, s *server, pooled b
 			c.cs.Close()
 		}
 		var res spawn.Result
+		var ran *spawn.Result
 		if c.proc != nil {
 			res, _ = c.proc.Stop()
+			ran = &res
 		}
 		err = red.Error(err, spawn.ErrProgramChanged)
-		s.logs.end(run, res, endFailed, false, red, err)
+		s.logs.end(run, ran, endFailed, false, red, err)
 		return nil, fmt.Errorf("server %q: %w%s", spec.Name, err, stderrNote(res, red))
 	}
 	r.watch(c)
@@ -304,23 +306,25 @@ func (r *Runtime) watch(c *conn) {
 	go func() {
 		defer r.wg.Done()
 		c.cs.Wait()
-		var res spawn.Result
+		var res *spawn.Result
 		if c.proc != nil {
-			res, _ = c.proc.Stop()
+			r, _ := c.proc.Stop()
+			res = &r
 		}
 		c.srv.ended(c, res)
 	}()
 }
 
 // ended records the end of c's run: a crash, unless Zero ended it.
-func (s *server) ended(c *conn, res spawn.Result) {
+// res is how its process ended, nil for a connection without one.
+func (s *server) ended(c *conn, res *spawn.Result) {
 	s.mu.Lock()
 	if s.cur == c {
 		s.cur = nil
 	}
 	delete(s.conns, c)
 	reason := c.reason
-	if reason == "" && res.TimedOut {
+	if reason == "" && res != nil && res.TimedOut {
 		reason = endLifetime
 	}
 	crash := reason == ""
@@ -332,7 +336,10 @@ func (s *server) ended(c *conn, res spawn.Result) {
 		}
 	}
 	s.logs.end(c.run, res, reason, crash, c.red, nil)
-	c.res, c.gone = res, true
+	if res != nil {
+		c.res = *res
+	}
+	c.gone = true
 	s.mu.Unlock()
 	close(c.ended)
 }
@@ -466,12 +473,12 @@ func (s *server) callFailed(ctx context.Context, c *conn, tool string, err error
 		return Failed, fmt.Errorf("tool %q of server %q: %w", tool, name, c.red.Error(err))
 	}
 	s.mu.Lock()
-	reason, how := c.reason, c.run.how()
+	reason, how := c.reason, c.run.parenHow()
 	s.mu.Unlock()
 	if reason != "" {
 		return Unavailable, fmt.Errorf("tool %q of server %q: the server was stopped during the call (%s)", tool, name, reason)
 	}
-	return Crashed, fmt.Errorf("tool %q of server %q: %w (%s); the next call starts it again, and its page shows its stderr", tool, name, ErrCrashed, how)
+	return Crashed, fmt.Errorf("tool %q of server %q: %w%s; the next call starts it again, and its page shows its stderr", tool, name, ErrCrashed, how)
 }
 
 // succeeded resets the backoff: the server answers again.

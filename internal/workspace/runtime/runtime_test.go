@@ -235,7 +235,7 @@ func TestCrashMidCall(t *testing.T) {
 			crashed = append(crashed, r)
 		}
 	}
-	if len(crashed) != 1 || crashed[0].ExitCode != 2 || crashed[0].End != endExited {
+	if len(crashed) != 1 || crashed[0].ExitCode == nil || *crashed[0].ExitCode != 2 || crashed[0].End != endExited {
 		t.Errorf("runs: %+v", logs.Runs)
 	}
 	outcomes := map[string]int{}
@@ -244,6 +244,41 @@ func TestCrashMidCall(t *testing.T) {
 	}
 	if outcomes["crashed"] != 1 || outcomes["ok"] != 2 {
 		t.Errorf("outcomes recorded: %v", outcomes)
+	}
+}
+
+// TestStartFailureHasNoExitCode: a start that fails before any process
+// runs (the program is not there) is recorded as such: its run has no exit
+// code, and neither its stderr heading nor its error tells one (a failed
+// start once read "exit code 0", as if a program had run and succeeded). A
+// process that ran and exited still tells its code.
+func TestStartFailureHasNoExitCode(t *testing.T) {
+	f := newFixture(t, Options{})
+	missing := filepath.Join(f.dir, "no-such-program")
+	s := Spec{ServerID: 1, Name: "gone", Fingerprint: "fp1", Kind: KindStdio, Command: missing, Program: missing}
+	_, err := f.rt.Probe(f.ctx, s)
+	if err == nil || strings.Contains(err.Error(), "exit code") {
+		t.Fatalf("the probe of a missing program: %v", err)
+	}
+	logs := f.rt.Logs(1)
+	if len(logs.Runs) != 1 || logs.Runs[0].ExitCode != nil || logs.Runs[0].End != endFailed || logs.Runs[0].Error == "" {
+		t.Errorf("the run: %+v", logs.Runs)
+	}
+	if strings.Contains(logs.Stderr, "exit code") || !strings.Contains(logs.Stderr, "failed to start ---") {
+		t.Errorf("the stderr heading: %q", logs.Stderr)
+	}
+	if data, _ := json.Marshal(logs.Runs[0]); strings.Contains(string(data), "exit_code") {
+		t.Errorf("the run as JSON: %s", data)
+	}
+
+	bin := runtimetest.Toolserver(t)
+	exits := Spec{ServerID: 2, Name: "exits", Fingerprint: "fp1", Kind: KindStdio, Command: bin, Program: bin, Args: []string{"--no-such-flag"}} // flag.Parse exits 2
+	if _, err := f.rt.Probe(f.ctx, exits); err == nil {
+		t.Fatal("the probe of a server that exits at start passed")
+	}
+	runs := f.rt.Logs(2).Runs
+	if len(runs) != 1 || runs[0].ExitCode == nil || *runs[0].ExitCode != 2 || !strings.Contains(f.rt.Logs(2).Stderr, "exit code 2") {
+		t.Errorf("a server that exited with 2: %+v, stderr %q", runs, f.rt.Logs(2).Stderr)
 	}
 }
 

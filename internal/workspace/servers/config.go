@@ -24,6 +24,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/pin"
+	"github.com/zero-dev/zero/internal/shellwords"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 )
 
@@ -301,4 +302,32 @@ func privateHost(host string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Runnable reports whether c, as it would run now (its program resolved),
+// runs anything: an HTTP or SSE server does; a stdio server when its
+// command resolves to a program.
+func (c Config) Runnable() bool { return c.Kind != KindStdio || c.Program != "" }
+
+// SplitCommand reads c's command as a whole command line typed into the
+// command field, as a POSIX shell splits words (shellwords.Split; nothing
+// is expanded, and a line a shell would do more with is refused with why):
+// it returns c with the first word as its command and the others before
+// its arguments, and true, when the line is more than the one word it is.
+// A plain program name gives false and no error. The workspace offers the
+// split for a command that resolves to no program; it never makes it on
+// its own.
+func SplitCommand(c Config) (Config, bool, error) {
+	if c.Kind != KindStdio {
+		return c, false, nil
+	}
+	words, err := shellwords.Split(c.Command)
+	if err != nil {
+		return c, false, err
+	}
+	if len(words) == 1 && words[0] == c.Command {
+		return c, false, nil
+	}
+	c.Command, c.Args = words[0], append(words[1:], c.Args...)
+	return c, true, nil
 }

@@ -41,8 +41,8 @@ func (m ImportMessage) String() string {
 	return fmt.Sprintf("%q: %s", m.Entry, m.Message)
 }
 
-// An ImportError lists every problem found in an import; nothing is
-// imported when there is one.
+// An ImportError lists the problems that refused an import: of its text
+// as a whole (Entry ""), or of some of its entries.
 type ImportError struct{ Problems []ImportMessage }
 
 func (e *ImportError) Error() string {
@@ -50,7 +50,7 @@ func (e *ImportError) Error() string {
 	for i, p := range e.Problems {
 		parts[i] = p.String()
 	}
-	return "nothing was imported: " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // placeholderRE finds a client's placeholders, such as VS Code's
@@ -65,16 +65,20 @@ const entryFields = "type, command, args and env (a program), or type, url and h
 // | {url, headers}}}, or VS Code's {"servers": {NAME: {type, command, args,
 // env, url, headers}}}, whose "inputs" are ignored. Each entry, in the
 // text's order, becomes a configuration with its env or header values as
-// secrets; nothing is expanded, so an entry with a placeholder such as
-// ${input:token} is refused. Other top-level fields are ignored with a note;
-// an unknown field in an entry is refused.
+// secrets. Nothing is expanded: an env or header value holding a
+// placeholder such as ${input:token} or ${env:HOME} declares its name
+// without a value, with a note to set it on the server's Edit page; a
+// placeholder anywhere else (the command, an argument, the URL, a name)
+// refuses its entry. Other top-level fields are ignored with a note; an
+// unknown field in an entry refuses the entry, and a name given twice
+// refuses every entry of that name.
 //
-// The notes say what was ignored or guessed. A refused import is an
-// *ImportError listing every problem found, each with its entry; the entries
-// returned with it are those without problems, for the caller to check
-// further (a name taken, its policy) and report everything at once. The
-// text may be at most MaxImportSize bytes, with at most MaxImportEntries
-// servers.
+// The notes say what was ignored or guessed. The entries returned are
+// those without problems, for the caller to check further (a name taken,
+// its policy) and import each on its own; the *ImportError lists the
+// problems of the others, each with its entry, or the problem of the text
+// as a whole (then no entry is returned). The text may be at most
+// MaxImportSize bytes, with at most MaxImportEntries servers.
 func ParseImport(data []byte) ([]Imported, []ImportMessage, error) {
 	whole := func(format string, args ...any) ([]Imported, []ImportMessage, error) {
 		return nil, nil, &ImportError{Problems: []ImportMessage{{Message: fmt.Sprintf(format, args...)}}}
@@ -134,14 +138,21 @@ func ParseImport(data []byte) ([]Imported, []ImportMessage, error) {
 		return whole("%s lists %d servers; an import takes at most %d", list.key, len(entries), MaxImportEntries)
 	}
 	var out []Imported
-	names := map[string]bool{}
+	times := map[string]int{}
+	for _, e := range entries {
+		times[e.key]++
+	}
 	for _, e := range entries {
 		entry := shortName(e.key)
-		if names[e.key] {
-			problems = append(problems, ImportMessage{Entry: entry, Message: "the name appears twice in " + list.key})
+		switch n := times[e.key]; {
+		case n > 1: // told once, at its first entry
+			problems = append(problems, ImportMessage{Entry: entry, Message: fmt.Sprintf(
+				"the name appears %d times in %s, so none of them is imported: keep one, or rename the others", n, list.key)})
+			times[e.key] = -n
+			continue
+		case n < 0:
 			continue
 		}
-		names[e.key] = true
 		imp, bad, note := parseEntry(e.key, e.value)
 		for _, n := range note {
 			notes = append(notes, ImportMessage{Entry: entry, Message: n})
@@ -258,8 +269,12 @@ func parseEntry(name string, raw json.RawMessage) (imp Imported, problems, notes
 			bad("%s holds the placeholder %s, and placeholders are not expanded: %s", what, shorten(p), fix)
 		}
 	}
+	// unset notes a value left out for its placeholder.
+	unset := func(what, name, p string) {
+		notes = append(notes, fmt.Sprintf("the value of %s holds the placeholder %s, which is not expanded: %s is declared without a value; set its whole value on the server's Edit page",
+			what, shorten(p), shortName(name)))
+	}
 	const writeIt = "write the value itself"
-	const setLater = "write the value itself, or leave the value out (\"\") and set it on the server's Edit page after the import"
 	imp.Config = Config{Name: name, Kind: kind}
 	switch kind {
 	case KindStdio:
@@ -271,40 +286,50 @@ func parseEntry(name string, raw json.RawMessage) (imp Imported, problems, notes
 		for i, a := range args {
 			placeholder(fmt.Sprintf("args[%d]", i), a, writeIt)
 		}
-		imp.Config.Env, imp.Secrets.Env = values("env", env, func(s string) string { return s }, bad, placeholder, setLater)
+		imp.Config.Env, imp.Secrets.Env = values("env", env, func(s string) string { return s }, bad, placeholder, unset)
 	case KindHTTP, KindSSE:
 		imp.Config.URL = url
 		if url == "" {
 			bad("url is empty")
 		}
 		placeholder("url", url, writeIt)
-		imp.Config.Headers, imp.Secrets.Headers = values("header", headers, http.CanonicalHeaderKey, bad, placeholder, setLater)
+		imp.Config.Headers, imp.Secrets.Headers = values("header", headers, http.CanonicalHeaderKey, bad, placeholder, unset)
 	}
 	return imp, problems, notes
 }
 
 // values reads an entry's env or headers: the names, as canon writes them,
-// in the text's order, and their values.
-func values(kind string, ms []member, canon func(string) string, bad func(string, ...any), placeholder func(what, value, fix string), fix string) ([]string, map[string]string) {
+// in the text's order, and their values; a value holding a placeholder is
+// left out, its name declared (see unset).
+func values(kind string, ms []member, canon func(string) string, bad func(string, ...any), placeholder func(what, value, fix string),
+	unset func(what, name, placeholder string)) ([]string, map[string]string) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
 	var names []string
-	vals := map[string]string{}
+	var vals map[string]string
+	seen := map[string]bool{}
 	for _, m := range ms {
 		name := canon(m.key)
 		what := kind + " " + shorten(name)
-		if _, dup := vals[name]; dup {
+		if seen[name] {
 			bad("%s appears twice", what)
 			continue
 		}
+		seen[name] = true
 		var v string
 		if json.Unmarshal(m.value, &v) != nil {
 			bad("%s: want a string value", what)
 		}
 		placeholder("the "+kind+" name "+shorten(name), name, "rename it")
-		placeholder("the value of "+what, v, fix)
 		names = append(names, name)
+		if p := placeholderRE().FindString(v); p != "" {
+			unset(what, name, p)
+			continue
+		}
+		if vals == nil {
+			vals = map[string]string{}
+		}
 		vals[name] = v
 	}
 	return names, vals

@@ -3,6 +3,7 @@ package servers
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,16 +57,30 @@ func TestParseImport(t *testing.T) {
 			notes: []ImportMessage{{Message: "the inputs list is ignored: Zero prompts for no input; set secret values on each server's Edit page"}},
 		},
 		{
-			name: "placeholders are refused, not expanded",
+			name: "placeholders are never expanded: in a value they declare the name, elsewhere they refuse the entry",
 			in: `{"servers": {"ok": {"command": "x"},
 				"gh": {"type": "stdio", "command": "npx", "args": ["--dir=${workspaceFolder}"], "env": {"TOKEN": "Bearer ${input:gh-token}"}},
-				"web": {"url": "https://${env:HOST}/mcp"}}}`,
-			want:  []Imported{{Config: Config{Name: "ok", Kind: KindStdio, Command: "x"}}},
-			notes: []ImportMessage{{Entry: "web", Message: "no type given: imported as a streamable HTTP server; if it speaks the older SSE transport, edit its kind before you approve it"}},
+				"web": {"url": "https://${env:HOST}/mcp"},
+				"vars": {"type": "stdio", "command": "npx", "env": {"TOKEN": "${input:gh-token}", "HOME_DIR": "${env:HOME}", "REGION": "eu"}},
+				"auth": {"type": "http", "url": "https://e.com/mcp", "headers": {"authorization": "Bearer ${input:token}"}},
+				"named": {"type": "stdio", "command": "x", "env": {"${input:n}": "v"}}}}`,
+			want: []Imported{
+				{Config: Config{Name: "ok", Kind: KindStdio, Command: "x"}},
+				{Config: Config{Name: "vars", Kind: KindStdio, Command: "npx", Env: []string{"TOKEN", "HOME_DIR", "REGION"}},
+					Secrets: Secrets{Env: map[string]string{"REGION": "eu"}}},
+				{Config: Config{Name: "auth", Kind: KindHTTP, URL: "https://e.com/mcp", Headers: []string{"Authorization"}}},
+			},
+			notes: []ImportMessage{
+				{Entry: "gh", Message: `the value of env "TOKEN" holds the placeholder "${input:gh-token}", which is not expanded: TOKEN is declared without a value; set its whole value on the server's Edit page`},
+				{Entry: "web", Message: "no type given: imported as a streamable HTTP server; if it speaks the older SSE transport, edit its kind before you approve it"},
+				{Entry: "vars", Message: `the value of env "TOKEN" holds the placeholder "${input:gh-token}", which is not expanded: TOKEN is declared without a value; set its whole value on the server's Edit page`},
+				{Entry: "vars", Message: `the value of env "HOME_DIR" holds the placeholder "${env:HOME}", which is not expanded: HOME_DIR is declared without a value; set its whole value on the server's Edit page`},
+				{Entry: "auth", Message: `the value of header "Authorization" holds the placeholder "${input:token}", which is not expanded: Authorization is declared without a value; set its whole value on the server's Edit page`},
+			},
 			problems: []problem{
 				{"gh", `args[0] holds the placeholder "${workspaceFolder}", and placeholders are not expanded`},
-				{"gh", `the value of env "TOKEN" holds the placeholder "${input:gh-token}", and placeholders are not expanded`},
 				{"web", `url holds the placeholder "${env:HOST}"`},
+				{"named", `the env name "${input:n}" holds the placeholder "${input:n}"`},
 			},
 		},
 		{
@@ -97,10 +112,10 @@ func TestParseImport(t *testing.T) {
 		{name: "no servers", in: `{"mcpServers": {}}`, problems: []problem{{"", "mcpServers lists no servers"}}},
 		{name: "a list that is no object", in: `{"mcpServers": ["a"]}`, problems: []problem{{"", "mcpServers: want an object of servers by name"}}},
 		{
-			name:     "a name twice",
-			in:       `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "a": {"command": "z"}}}`,
-			want:     []Imported{{Config: Config{Name: "a", Kind: KindStdio, Command: "x"}}, {Config: Config{Name: "b", Kind: KindStdio, Command: "y"}}},
-			problems: []problem{{"a", "the name appears twice in mcpServers"}},
+			name:     "a name twice refuses both entries, whichever was meant",
+			in:       `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "a": {"command": "z"}, "a": {"command": "w"}}}`,
+			want:     []Imported{{Config: Config{Name: "b", Kind: KindStdio, Command: "y"}}},
+			problems: []problem{{"a", "the name appears 3 times in mcpServers, so none of them is imported"}},
 		},
 		{
 			name: "duplicates inside an entry",
@@ -208,14 +223,14 @@ func TestParseImportNeverQuotesValues(t *testing.T) {
 	const secret = "imp0rt-s3cret-canary"
 	for _, in := range []string{
 		`{"mcpServers": {"a": {"command": "x", "env": {"K": "` + secret + `"}, "bogus": 1}}}`,
-		`{"mcpServers": {"a": {"url": "https://e.com", "headers": {"A": "` + secret + ` ${input:x}"}}}}`,
+		`{"mcpServers": {"a": {"url": "https://e.com", "headers": {"A": "` + secret + ` ${input:x}"}, "b": 1}}}`,
 		`{"mcpServers": {"a b": {"command": "x", "env": {"K": "` + secret + `", "K": "` + secret + `"}}}}`,
 		`{"mcpServers": {"a": {"command": "x", "env": {"K": "` + secret + `"}}}, "servers": {}}`,
 		`{"mcpServers": {"a": {"command": "x", "env": {"K": "` + secret + `",}}}}`,
 	} {
-		_, notes, err := ParseImport([]byte(in))
-		if err == nil {
-			t.Fatalf("%s: no error", in)
+		got, notes, err := ParseImport([]byte(in))
+		if err == nil || len(got) != 0 {
+			t.Fatalf("%s: %v, %d entries", in, err, len(got))
 		}
 		if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprint(notes), secret) {
 			t.Errorf("a problem quotes the value: %v", err)
@@ -224,7 +239,9 @@ func TestParseImportNeverQuotesValues(t *testing.T) {
 }
 
 // FuzzParseImport: ParseImport never panics, and what it accepts is
-// bounded, named as a server may be, and free of placeholders.
+// bounded, named as a server may be, and free of placeholders; a value is
+// given only for a name declared. What it neither accepts nor refuses is
+// nothing.
 func FuzzParseImport(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["1"], "env": {"K": "v"}}}}`))
 	f.Add([]byte(`{"servers": {"b": {"type": "sse", "url": "https://e.com", "headers": {"h": "v"}}}, "inputs": []}`))
@@ -244,8 +261,20 @@ func FuzzParseImport(f *testing.F) {
 					t.Fatalf("accepted a placeholder in %q", v)
 				}
 			}
-			if len(c.Env) != len(e.Secrets.Env) || len(c.Headers) != len(e.Secrets.Headers) {
-				t.Fatalf("names and values differ: %+v", e)
+			for name := range e.Secrets.Env {
+				if !slices.Contains(c.Env, name) {
+					t.Fatalf("a value for the undeclared %q: %+v", name, e)
+				}
+			}
+			for name := range e.Secrets.Headers {
+				if !slices.Contains(c.Headers, name) {
+					t.Fatalf("a value for the undeclared %q: %+v", name, e)
+				}
+			}
+			for _, n := range append(slices.Clone(c.Env), c.Headers...) {
+				if placeholderRE().MatchString(n) {
+					t.Fatalf("accepted a placeholder in the name %q", n)
+				}
 			}
 		}
 		if err == nil && len(got) == 0 {

@@ -189,6 +189,39 @@ func (e *NameTakenError) Error() string {
 	return fmt.Sprintf("a server named %q exists already: choose another name", e.Name)
 }
 
+// A NotRunnableError refuses to approve or enable a configuration that
+// runs nothing: a stdio server whose command resolves to no program.
+// Preview is the configuration as it is now, with its warnings.
+type NotRunnableError struct {
+	Preview Preview
+	Why     string
+}
+
+func (e *NotRunnableError) Error() string {
+	return "the configuration cannot run, so it is not approved: " + e.Why +
+		"; make the command name a program (install it, or change the command), then review it again"
+}
+
+// canRun refuses p, an approval's preview, when it runs nothing.
+func (m *Manager) canRun(p Preview) error {
+	if why := m.NotRunnable(p.Config); why != "" {
+		return &NotRunnableError{Preview: p, Why: why}
+	}
+	return nil
+}
+
+// NotRunnable says why c, as it would run now (see Preview and
+// Server.Config), runs nothing; "" when it runs.
+func (m *Manager) NotRunnable(c Config) string {
+	if c.Runnable() {
+		return ""
+	}
+	if _, err := m.program(c); err != nil {
+		return err.Error()
+	}
+	return "the command resolves to no executable file"
+}
+
 // A StaleError reports an edit reviewed against a configuration that has
 // changed since: Current is the server as it is now, Preview the edit's
 // preview against it.
@@ -245,6 +278,11 @@ func (m *Manager) Create(ctx context.Context, actor string, c Config, s Secrets,
 	if fingerprint != "" && fingerprint != p.Fingerprint || fingerprint == "" && enable {
 		return Server{}, &ApprovalRequired{p}
 	}
+	if fingerprint != "" {
+		if err := m.canRun(p); err != nil {
+			return Server{}, err
+		}
+	}
 	cfg, _ := json.Marshal(c)
 	now := stamp(m.now())
 	var id int64
@@ -291,6 +329,9 @@ func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerpri
 		if fingerprint != p.Fingerprint {
 			return "", nil, &ApprovalRequired{p}
 		}
+		if err := m.canRun(p); err != nil {
+			return "", nil, err
+		}
 		detail := map[string]string{"enabled": strconv.FormatBool(enable || cur.enabled)}
 		if p.Fingerprint != cur.config.Fingerprint() {
 			if err := m.replace(ctx, tx, actor, cur, p.Config, Secrets{}); err != nil {
@@ -329,6 +370,9 @@ func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, 
 		}
 		if fingerprint != p.Fingerprint {
 			return "", nil, &ApprovalRequired{p}
+		}
+		if err := m.canRun(p); err != nil {
+			return "", nil, err
 		}
 		detail := map[string]string{"previous_fingerprint": cur.config.Fingerprint()}
 		if changed := ChangedFields(cur.config, p.Config); len(changed) > 0 {
@@ -451,6 +495,9 @@ func (m *Manager) Enable(ctx context.Context, actor string, id int64, fingerprin
 		}
 		if fingerprint != p.Fingerprint || cur.approved != p.Fingerprint || cur.config.Fingerprint() != p.Fingerprint {
 			return "", nil, &ApprovalRequired{p}
+		}
+		if err := m.canRun(p); err != nil {
+			return "", nil, err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE servers SET enabled = 1, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
 		return "server.enable", nil, err

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"fmt"
 	"net/url"
 	"path"
 	"regexp"
@@ -98,15 +99,22 @@ func (m *Manager) warnings(c Config) []Warning {
 		return ws
 	}
 	add := func(code, severity, msg string) { ws = append(ws, Warning{code, severity, msg}) }
-	if strings.Contains(c.Command, "/") && !path.IsAbs(c.Command) {
+	split, isLine, splitErr := SplitCommand(c)
+	// The slashes of a command line that resolves to nothing are its
+	// arguments', not a relative path's.
+	if strings.Contains(c.Command, "/") && !path.IsAbs(c.Command) && !((isLine || splitErr != nil) && c.Program == "") {
 		add("relative-command", "caution", "the command is a path relative to the working directory: whatever file is there when the server starts is what runs")
 	}
-	if c.Program == "" {
-		why := "it resolves to no executable file"
-		if _, err := m.program(c); err != nil {
-			why = err.Error()
+	if why := m.NotRunnable(c); why != "" {
+		add("not-runnable", "danger", "nothing would run: "+why+"; it cannot be approved until the command resolves to a program")
+		switch {
+		case isLine:
+			add("command-line", "caution", fmt.Sprintf("the command is a whole command line, and no shell reads it: the program looked for is named %q, spaces and all. "+
+				"Split into a program and its arguments, as a shell splits words (nothing expanded), it is %s", c.Command, describeSplit(split)))
+		case splitErr != nil:
+			add("command-line", "caution", "the command cannot be read as a command line either: "+splitErr.Error()+
+				". Type the program alone in the command field, and each argument on its own line")
 		}
-		add("not-runnable", "danger", "nothing would run: "+why+"; once the command resolves to a program, the server needs a new approval")
 		return ws
 	}
 	if m.inWorkspace(c.Program) {
@@ -127,4 +135,27 @@ func (m *Manager) inWorkspace(p string) bool {
 		}
 	}
 	return false
+}
+
+// maxSplitShown bounds the arguments a command-line warning lists.
+const maxSplitShown = 20
+
+// describeSplit names a split configuration's program and arguments, for
+// a warning.
+func describeSplit(c Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the program %q", c.Command)
+	for i, a := range c.Args {
+		if i == maxSplitShown {
+			fmt.Fprintf(&b, " and %d more", len(c.Args)-maxSplitShown)
+			break
+		}
+		if i == 0 {
+			b.WriteString(" with the arguments ")
+		} else {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", shortName(a))
+	}
+	return b.String()
 }

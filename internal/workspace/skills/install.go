@@ -167,15 +167,44 @@ func (m *Manager) Preview(ctx context.Context, r Request) (*Preview, error) {
 	r.Folder = folder
 	commit, err := m.o.Source.Resolve(ctx, r.Repo, r.Ref)
 	if err != nil {
-		return nil, err
+		return nil, m.fetchError(r, err)
 	}
 	snap, err := m.snapshot(ctx, r.Repo, commit, folder)
 	if err != nil {
-		return nil, err
+		return nil, m.fetchError(r, err)
 	}
 	p := m.review(r, snap)
 	p.Verified = entry != nil
 	return p, nil
+}
+
+// fetchError is err, from reading the skill r names; when the git host
+// could not be reached, failed or timed out, it says which skill, from
+// which host, and where that host is set (ZERO_GITHUB_URL).
+func (m *Manager) fetchError(r Request, err error) error {
+	if !errors.Is(err, gitsource.ErrUnreachable) && !errors.Is(err, gitsource.ErrHost) && !errors.Is(err, gitsource.ErrTimeout) {
+		return err
+	}
+	host := m.o.Source.Host()
+	where := "skills are read from " + host + ", as ZERO_GITHUB_URL says: check that it names the right host, and that the host is up"
+	if m.o.Source.BaseURL == "" {
+		where = "skills are read from " + host + " unless ZERO_GITHUB_URL names another git host (GitHub Enterprise, say): set it where zero serve starts, and restart zero serve"
+	}
+	return fmt.Errorf("fetch the skill %s from %s: %w; %s", r.describe(), host, err, where)
+}
+
+// describe names the skill r asks for: its repository, ref and folder, and
+// its catalog entry.
+func (r Request) describe() string {
+	folder := r.Folder
+	if folder == "" {
+		folder = "the root"
+	}
+	d := fmt.Sprintf("%s (ref %s, folder %s)", r.Repo, r.Ref, folder)
+	if r.CatalogID != "" {
+		d = fmt.Sprintf("%s of the catalog, %s", r.CatalogID, d)
+	}
+	return d
 }
 
 func (m *Manager) snapshot(ctx context.Context, repo, commit, folder string) (*gitsource.Snapshot, error) {
@@ -335,14 +364,14 @@ func (m *Manager) Add(ctx context.Context, actor string, r Request, commit, revi
 	r.Folder = folder
 	now, err := m.o.Source.Resolve(ctx, r.Repo, r.Ref)
 	if err != nil {
-		return Provenance{}, err
+		return Provenance{}, m.fetchError(r, err)
 	}
 	if now != commit {
 		return Provenance{}, fmt.Errorf("%w: %s's %s is at %s now, not the %s previewed (a new commit or a force-push)", ErrChanged, r.Repo, r.Ref, short(now), short(commit))
 	}
 	snap, err := m.snapshot(ctx, r.Repo, commit, folder)
 	if err != nil {
-		return Provenance{}, err
+		return Provenance{}, m.fetchError(r, err)
 	}
 	p := m.review(r, snap)
 	if p.SetHash != reviewedSet {

@@ -496,3 +496,41 @@ func TestAddShareAlike(t *testing.T) {
 		t.Errorf("add: %v %+v", err, prov.Licence)
 	}
 }
+
+// TestFetchErrorSaysWhere: a skill whose host could not be reached, failed
+// or timed out is named with its repository, ref and folder (and catalog
+// entry), with the host tried and where it is set: ZERO_GITHUB_URL, unset
+// (github.com) or set; the error still is what it was. Other errors pass
+// as they are.
+func TestFetchErrorSaysWhere(t *testing.T) {
+	r := Request{Repo: "acme/skills", Ref: "main", Folder: "skills/pdf"}
+	for _, c := range []struct {
+		base string
+		err  error
+		says []string
+	}{
+		{"", gitsource.ErrUnreachable, []string{"fetch the skill acme/skills (ref main, folder skills/pdf) from https://github.com: the host could not be reached",
+			"unless ZERO_GITHUB_URL names another git host (GitHub Enterprise, say)"}},
+		{"https://git.example.com", gitsource.ErrHost, []string{"from https://git.example.com: the host failed", "as ZERO_GITHUB_URL says"}},
+		{"https://git.example.com", gitsource.ErrTimeout, []string{"from https://git.example.com: timed out"}},
+	} {
+		m := &Manager{o: Options{Source: &gitsource.Source{BaseURL: c.base}}}
+		err := m.fetchError(r, c.err)
+		for _, s := range c.says {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%v: %q lacks %q", c.err, err, s)
+			}
+		}
+		if !errors.Is(err, c.err) {
+			t.Errorf("%v: no longer is it", c.err)
+		}
+	}
+	catalog := Request{CatalogID: "pdf", Repo: "acme/skills", Ref: strings.Repeat("a", 40)}
+	m := &Manager{o: Options{Source: &gitsource.Source{}}}
+	if err := m.fetchError(catalog, gitsource.ErrUnreachable); !strings.Contains(err.Error(), "pdf of the catalog, acme/skills (ref "+catalog.Ref+", folder the root)") {
+		t.Errorf("a catalog entry: %v", err)
+	}
+	if err := m.fetchError(r, gitsource.ErrNotFound); err != gitsource.ErrNotFound {
+		t.Errorf("another error: %v", err)
+	}
+}
