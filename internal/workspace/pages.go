@@ -62,6 +62,7 @@ type pageHandler func(rw http.ResponseWriter, r *http.Request, c *auth.Caller) e
 
 func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /static/", web.Static())
+	mux.Handle("GET /favicon.ico", web.Icon())
 	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "/servers", http.StatusSeeOther)
 	})

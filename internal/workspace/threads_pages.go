@@ -170,6 +170,10 @@ type threadData struct {
 	Earlier int   // events before the first shown
 	LastSeq int64 // the last event read: the stream's events after it are new
 	Run     *threads.Run
+	Numbers threadNumbers
+	// ForkedAt is the number of the message a forked thread was forked at,
+	// in the thread it was forked from; 0 when that is gone.
+	ForkedAt int
 }
 
 // Active reports whether the thread's last run has not ended.
@@ -190,6 +194,7 @@ func (d threadData) RunStatus() string {
 // fields have their hidden characters shown (visibleText).
 type threadItem struct {
 	Seq      int64
+	N        int    // the number shown: a message's, or a run end's run's (threadNumbers)
 	Kind     string // message, approval or run
 	When     string
 	Role     string // a message's: system, user, assistant, tool or other
@@ -254,10 +259,17 @@ func (w *Workspace) threadPage(rw http.ResponseWriter, r *http.Request, c *auth.
 	if n := len(events); n > 0 {
 		d.LastSeq = events[n-1].Seq
 	}
+	d.Numbers = numberThread(events)
 	if len(events) > threadEventsMax {
 		d.Earlier, events = len(events)-threadEventsMax, events[len(events)-threadEventsMax:]
 	}
 	d.Items = threadItems(events)
+	d.Numbers.number(d.Items)
+	if t.ForkedFrom != 0 {
+		if from, err := w.threads.Events(ctx, t.ForkedFrom, 0); err == nil {
+			d.ForkedAt = numberThread(from).message[t.ForkedAt]
+		}
+	}
 	// An approval still pending in its events may have ended without an
 	// event (the workspace stopped): the store says how it stands.
 	for _, it := range d.Items {
