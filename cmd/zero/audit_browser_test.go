@@ -18,21 +18,12 @@ func TestBrowserAuditPage(t *testing.T) {
 	command := buildEnvserver(t)
 	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
 	long := "http://127.0.0.1:1/v1/" + strings.Repeat("a-long-path-segment-", 12)
-	setup := `(async () => {
-		const s = await (await fetch("/api/session")).json();
-		const send = async (method, path, body) => {
-			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
-			const j = await r.json();
-			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
-			return j;
-		};
-		const config = {name: "audited-files", kind: "stdio", command: ` + jsString(command) + `};
+	id := inPage(t, tab, `
+		const config = {name: "audited-files", kind: "stdio", command: `+jsString(command)+`};
 		const p = await send("POST", "/api/servers/preview", {config});
 		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
-		await send("POST", "/api/providers", {name: "far", base_url: ` + jsString(long) + `});
-		return String(c.server.id);
-	})()`
-	id := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise))
+		await send("POST", "/api/providers", {name: "far", base_url: `+jsString(long)+`});
+		return String(c.server.id);`)
 	do(t, tab, chromedp.Navigate(srv.base+"/audit"), chromedp.WaitVisible(chromedp.CSS("table.audit")))
 
 	for _, width := range []int64{1280, 390} {

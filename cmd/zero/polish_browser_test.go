@@ -13,7 +13,6 @@ import (
 
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
-	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 )
 
 // TestBrowserLayout: no page makes the browser ask for a missing
@@ -79,30 +78,14 @@ func TestBrowserThreadNumbers(t *testing.T) {
 	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
 	// An approved server, a provider, and another thread that has run
 	// once, so that this thread's first run is not the workspace's.
-	setup := `(async () => {
-		const s = await (await fetch("/api/session")).json();
-		const send = async (method, path, body) => {
-			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
-			const j = await r.json();
-			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
-			return j;
-		};
-		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
-		const p = await send("POST", "/api/servers/preview", {config});
-		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
-		await send("POST", "/api/servers/" + c.server.id + "/test", null);
-		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
+	inPage(t, tab, toolsAndProvider(t, ms.BaseURL())+`
 		const other = await send("POST", "/api/threads", {title: "Another thread", provider: "local"});
 		await send("POST", "/api/threads/" + other.id + "/runs", {prompt: "hello"});
 		for (;;) {
 			const th = await (await fetch("/api/threads/" + other.id)).json();
 			if (th.run && th.run.status === "completed") return "ok";
 			await new Promise(r => setTimeout(r, 100));
-		}
-	})()`
-	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
-		t.Fatalf("setup: %s", got)
-	}
+		}`)
 	ms.Push(
 		modeltest.Reply{Text: "Checking.", Calls: []model.ToolCall{modeltest.Call("call_1", "tools__echo", `{"x": 1}`)}},
 		modeltest.Reply{Text: "x is 1."},

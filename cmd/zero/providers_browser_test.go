@@ -1,13 +1,13 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/zero-dev/zero/internal/model/modeltest"
+	"github.com/zero-dev/zero/internal/testnet"
 )
 
 // TestBrowserProviders drives the providers page in headless Chromium: a
@@ -59,12 +59,7 @@ func TestBrowserProviders(t *testing.T) {
 	}
 	screenshot(t, tab, "provider-edit")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
+	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
 	do(t, tab,
 		chromedp.Click(chromedp.ID("cancel-edit")),
 		chromedp.WaitVisible(chromedp.ID("provider-name")),

@@ -2,7 +2,6 @@ package model
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,18 +11,6 @@ import (
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/testnet"
 )
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // TestPingAnswersWithoutTheKey: any HTTP answer, a 401 included, means the
 // endpoint answered; Ping never sends the key.
@@ -55,7 +42,7 @@ func TestPingSaysWhyNoAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name, base, want string
 	}{
-		{"nothing listens", "http://" + closedAddr(t) + "/v1", "nothing is listening there (connection refused)"},
+		{"nothing listens", "http://" + testnet.ClosedAddr(t) + "/v1", "nothing is listening there (connection refused)"},
 		{"an untrusted certificate", tlsSrv.URL + "/v1", "its TLS certificate is not signed by an authority this machine trusts"},
 		{"https to a plain server", "https://" + strings.TrimPrefix(plain.URL, "http://") + "/v1", "it speaks plain http, not https"},
 		{"closed without an answer", "http://" + closes.Addr + "/v1", "the connection was closed before an answer"},

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/zero-dev/zero/internal/testnet"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 )
 
@@ -62,7 +62,7 @@ func TestProvidersAPI(t *testing.T) {
 	}
 	// A new base URL without a key drops the key. Nothing answers there:
 	// it is saved, with a warning that says so.
-	closed := "https://" + closedAddr(t) + "/v1"
+	closed := "https://" + testnet.ClosedAddr(t) + "/v1"
 	var saved struct {
 		providers.Provider
 		Warning string `json:"warning"`
@@ -149,7 +149,7 @@ func TestProvidersPage(t *testing.T) {
 	}
 	// A provider whose endpoint does not answer is saved, with a warning
 	// that says why.
-	closed := "http://" + closedAddr(t) + "/v1"
+	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
 	page = b.mustPage("POST", "/providers", url.Values{"name": {"later"}, "base_url": {closed}}, 200)
 	if !strings.Contains(page, `id="warning"`) || !strings.Contains(page, "Saved, but the endpoint did not answer: "+closed+": nothing is listening there (connection refused)") {
 		t.Errorf("the warning:\n%s", page)
@@ -163,16 +163,4 @@ func TestProvidersPage(t *testing.T) {
 	if code, _, _ := ts.bearer().page("GET", "/providers", nil); code == 200 {
 		t.Errorf("a bearer caller got the providers page")
 	}
-}
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/model"
+	"github.com/zero-dev/zero/internal/testnet"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/store"
 )
@@ -199,12 +199,7 @@ func TestReach(t *testing.T) {
 	if err := f.m.Reach(ctx, p); err != nil || e.lastAuth() != "" {
 		t.Errorf("Reach of an endpoint that answers: %v, Authorization %q", err, e.lastAuth())
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
+	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
 	err = f.m.Reach(ctx, Provider{Name: "gone", BaseURL: closed})
 	if !errors.Is(err, model.ErrUnreachable) || !strings.Contains(err.Error(), closed+": nothing is listening there (connection refused)") {
 		t.Errorf("Reach of a closed port: %v", err)
