@@ -47,6 +47,7 @@ func TestBrowserProviders(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("provider-model"), "scripted-2"),
 		chromedp.SendKeys(chromedp.ID("provider-key"), "sk-browser-canary-31"),
 		chromedp.Click(chromedp.ID("save-provider")),
+		chromedp.WaitNotPresent(chromedp.ID("cancel-edit")), // the edit form had a notice too
 		chromedp.WaitVisible(chromedp.ID("notice")),
 		chromedp.Click(chromedp.CSS(`a[id^="edit-"]`)),
 		chromedp.WaitVisible(chromedp.ID("provider-clear-key")),
@@ -62,6 +63,7 @@ func TestBrowserProviders(t *testing.T) {
 	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
 	do(t, tab,
 		chromedp.Click(chromedp.ID("cancel-edit")),
+		chromedp.WaitNotPresent(chromedp.ID("cancel-edit")),
 		chromedp.WaitVisible(chromedp.ID("provider-name")),
 		chromedp.SendKeys(chromedp.ID("provider-name"), "later"),
 		chromedp.SendKeys(chromedp.ID("provider-url"), closed),
