@@ -211,7 +211,7 @@ func TestAgentRecordsOneChainOnPostgres(t *testing.T) {
 		cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout, "--database", dsn)
 		cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelURL)
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "outcome: refused_mode") {
+		if err != nil || !strings.Contains(string(out), "outcome: observed") {
 			return fmt.Errorf("zero agent run --database: %v\n%s", err, out)
 		}
 		return nil
@@ -248,7 +248,7 @@ func TestAgentRecordsOneChainOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`UPDATE audit_records SET detail = replace(detail, 'refused_mode', 'applied') WHERE seq = 5`); err != nil {
+	if _, err := db.Exec(`UPDATE audit_records SET detail = replace(detail, 'observed', 'applied') WHERE seq = 5`); err != nil {
 		t.Fatal(err)
 	}
 	again := exec.Command(zeroBinary(t), "agent", "records", "--verify", "--database", dsn)

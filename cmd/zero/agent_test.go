@@ -91,7 +91,7 @@ func TestAgentRunObservesByDefault(t *testing.T) {
 	cmd := exec.Command(zeroBinary(t), "agent", "run", "--repo", checkout)
 	cmd.Env = agentEnv(filepath.Join(t.TempDir(), "home"), modelServer(t, readmeFix))
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "outcome: refused_mode") || !strings.Contains(string(out), "mode: observe") ||
+	if err != nil || !strings.Contains(string(out), "outcome: observed") || !strings.Contains(string(out), "mode: observe") ||
 		!strings.Contains(string(out), "proposed change (from the model, unverified") || !strings.Contains(string(out), "  | +hello") {
 		t.Fatalf("zero agent run: %v\n%s", err, out)
 	}
@@ -197,8 +197,8 @@ func sendPullRequest(t *testing.T, base, checkout, secret string) int {
 
 // TestAgentWebhookCannotRaiseMode: with a repository policy of fix and an
 // operator ceiling of autonomous, a webhook whose kind the operator gives
-// no mode runs in observe: the record says refused_mode and nothing is
-// pushed.
+// no mode runs in observe: the record says observed (the run asked for
+// no more) and nothing is pushed.
 func TestAgentWebhookCannotRaiseMode(t *testing.T) {
 	checkout, remote := agentRepo(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -214,7 +214,7 @@ func TestAgentWebhookCannotRaiseMode(t *testing.T) {
 		list.Env = agentEnv(home, "http://127.0.0.1:1/v1")
 		out, _ = list.CombinedOutput()
 	}
-	if !bytes.Contains(out, []byte("outcome=refused_mode mode=observe")) {
+	if !bytes.Contains(out, []byte("outcome=observed mode=observe")) {
 		t.Errorf("the webhook's run: %s", out)
 	}
 	if refs := testgit.Run(t, remote, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {

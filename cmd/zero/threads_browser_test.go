@@ -9,7 +9,6 @@ import (
 
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
-	"github.com/zero-dev/zero/internal/workspace/runtime/runtimetest"
 )
 
 // TestBrowserThread runs a thread end to end in headless Chromium against
@@ -93,22 +92,8 @@ func threadSetup(t *testing.T, tab context.Context, srv *serveProcess, ms *model
 	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")))
 	// The server and the provider, through the API as the page's own
 	// script would send it; the pages that do it are tested elsewhere.
-	setup := `(async () => {
-		const s = await (await fetch("/api/session")).json();
-		const send = async (method, path, body) => {
-			const r = await fetch(path, {method, headers: {"Content-Type": "application/json", "X-CSRF-Token": s.csrf_token}, body: JSON.stringify(body)});
-			const j = await r.json();
-			if (!r.ok) throw new Error(path + ": " + JSON.stringify(j));
-			return j;
-		};
-		const config = {name: "tools", kind: "stdio", command: ` + jsString(runtimetest.Toolserver(t)) + `};
-		const p = await send("POST", "/api/servers/preview", {config});
-		const c = await send("POST", "/api/servers", {config, fingerprint: p.fingerprint, enable: true});
-		await send("POST", "/api/servers/" + c.server.id + "/test", null);
-		await send("POST", "/api/providers", {name: "local", base_url: ` + jsString(ms.BaseURL()) + `, default_model: "scripted-1"});
-		return "ok";
-	})()`
-	if got := run(t, tab, chromedp.Evaluate[string](setup, chromedp.EvalAwaitPromise)); got != "ok" {
+	if got := inPage(t, tab, toolsAndProvider(t, ms.BaseURL())+`
+		return "ok";`); got != "ok" {
 		t.Fatalf("setup: %s", got)
 	}
 }

@@ -12,7 +12,7 @@ func agentCommand() *Command {
 	return &Command{
 		Name:      "agent",
 		UsageLine: "agent run|serve|approve|records [flags]",
-		Short:     "Agent Zero: review and fix repositories; observes unless policy allows more",
+		Short:     "Agent Zero: review and fix repositories; observes by default",
 		Long: `Agent Zero reviews repositories with a model and proposes fixes. It observes
 by default: a run reports and never writes to the repository. A change is
 made only when every step of the authorization chain holds (mode, autofix,

@@ -3,8 +3,7 @@ package cli
 func auditCommand() *Command {
 	return &Command{
 		Name:        "audit",
-		UsageLine:   "audit verify [--file FILE]",
-		Short:       "check that the audit log is whole: no record changed, removed, reordered or inserted",
+		Short:       "check that no audit record was changed, removed or inserted",
 		Subcommands: []*Command{auditVerifyCommand()},
 	}
 }

@@ -28,7 +28,7 @@ type Stdio struct {
 // runs (Run) or groups others (Subcommands).
 type Command struct {
 	Name      string // the word that selects it: "add" in "zero servers add"
-	UsageLine string // after "zero ": "servers add --name NAME ..."
+	UsageLine string // after "zero ": "servers add --name NAME ..."; a group without one shows its subcommands'
 	Short     string // one line, for the parent's list
 	Long      string // the help, less the flags: those are listed from Flag
 	// Flag is the command's own flag set, whose usage strings are the

@@ -195,3 +195,79 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// columns is how wide line is on a terminal with tab stops every 8.
+func columns(line string) int {
+	n := 0
+	for _, r := range line {
+		if r == '\t' {
+			n += 8 - n%8
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// TestHelpFitsTheTerminal: no line of zero help, or of any command's help,
+// is wider than 80 columns, so none is cut; and a summary that does not fit
+// its list is wrapped, never cut.
+func TestHelpFitsTheTerminal(t *testing.T) {
+	check := func(what, text string) {
+		for _, line := range strings.Split(text, "\n") {
+			if columns(line) > helpWidth {
+				t.Errorf("%s: a line of %d columns:\n%s", what, columns(line), line)
+			}
+		}
+	}
+	_, out, _ := run(t, "help")
+	check("zero help", out)
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Subcommands {
+			walk(sub)
+		}
+		if c.parent != nil {
+			check("zero help "+c.path(), c.help())
+		}
+	}
+	walk(tree())
+	_, out, _ = run(t, "help", "mcp")
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "workspace bridge a local MCP client (stdio) to a running zero serve's approved tools") {
+		t.Errorf("zero help mcp cuts the workspace line:\n%s", out)
+	}
+}
+
+// TestGroupUsageNamesEveryFlag: the usage a group's help begins with says
+// [flags], or names every flag its subcommands take: zero help audit shows
+// --database as zero help audit verify does.
+func TestGroupUsageNamesEveryFlag(t *testing.T) {
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Subcommands {
+			walk(sub)
+		}
+		if c.parent == nil || len(c.Subcommands) == 0 {
+			return
+		}
+		usage, _, _ := strings.Cut(c.help(), "\n\n")
+		if strings.Contains(usage, "[flags]") {
+			return
+		}
+		for _, sub := range c.Subcommands {
+			if sub.Flag == nil {
+				continue
+			}
+			sub.Flag.VisitAll(func(f *flag.Flag) {
+				if !strings.Contains(usage, "--"+f.Name) {
+					t.Errorf("zero help %s: its usage lacks --%s of %s:\n%s", c.path(), f.Name, sub.path(), usage)
+				}
+			})
+		}
+	}
+	walk(tree())
+	_, out, _ := run(t, "help", "audit")
+	if !strings.HasPrefix(out, "usage: zero audit verify [--file FILE | --database URL]\n") {
+		t.Errorf("zero help audit:\n%s", out)
+	}
+}

@@ -39,13 +39,57 @@ it takes, with the flag's default. 'zero help servers add' and
 	}
 }
 
+// helpWidth is the widest line help prints, in columns (a tab is 8).
+const helpWidth = 80
+
 func mainUsage(root *Command) string {
 	var b strings.Builder
 	b.WriteString("Zero: MCP servers, a workspace and repository automation, built for safety.\n\nUsage:\n\n\tzero <command> [arguments]\n\nCommands:\n\n")
-	for _, c := range root.Subcommands {
-		fmt.Fprintf(&b, "\t%-10s %s\n", c.Name, c.Short)
-	}
+	writeCommands(&b, root.Subcommands)
 	b.WriteString("\nRun 'zero help <command>' for more about a command.\n")
+	return b.String()
+}
+
+// writeCommands lists commands by name with their summaries, each wrapped
+// to fit helpWidth under its first line.
+func writeCommands(b *strings.Builder, cs []*Command) {
+	const name = 10
+	for _, c := range cs {
+		for i, line := range wrap(c.Short, helpWidth-8-name-1) {
+			n := c.Name
+			if i > 0 {
+				n = ""
+			}
+			fmt.Fprintf(b, "\t%-*s %s\n", name, n, line)
+		}
+	}
+}
+
+// usage is the command's usage lines: its UsageLine, or for a group
+// without one, each subcommand's, so that a group's usage never names
+// fewer flags than its subcommands take. Each is wrapped to fit helpWidth.
+func (c *Command) usage() string {
+	lines := []string{c.UsageLine}
+	if c.UsageLine == "" {
+		lines = nil
+		for _, s := range c.Subcommands {
+			lines = append(lines, s.UsageLine)
+		}
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		prefix := "usage: "
+		if i > 0 {
+			prefix = "       "
+		}
+		for j, w := range wrap("zero "+l, helpWidth-len(prefix)-4) {
+			if j > 0 {
+				w = "    " + w
+			}
+			b.WriteString(prefix + w + "\n")
+			prefix = "       "
+		}
+	}
 	return b.String()
 }
 
@@ -53,16 +97,14 @@ func mainUsage(root *Command) string {
 // subcommands and every flag of its FlagSet, with its default.
 func (c *Command) help() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: zero %s\n\n%s\n", c.UsageLine, c.Short)
+	fmt.Fprintf(&b, "%s\n%s\n", c.usage(), strings.Join(wrap(c.Short, helpWidth), "\n"))
 	if c.Long != "" {
 		b.WriteString("\n" + strings.TrimRight(c.Long, "\n") + "\n")
 	}
 	if len(c.Subcommands) > 0 {
 		kind := c.childKind()
 		fmt.Fprintf(&b, "\n%ss:\n\n", strings.ToUpper(kind[:1])+kind[1:])
-		for _, s := range c.Subcommands {
-			fmt.Fprintf(&b, "\t%-10s %s\n", s.Name, s.Short)
-		}
+		writeCommands(&b, c.Subcommands)
 		fmt.Fprintf(&b, "\nRun 'zero help %s <%s>' for its flags.\n", c.path(), kind)
 	}
 	if c.Flag != nil {
@@ -100,7 +142,7 @@ func writeFlags(b *strings.Builder, fs *flag.FlagSet) {
 	b.WriteString("\nFlags:\n\n")
 	width = min(width, 24) // a longer name gets a line of its own
 	for _, r := range rows {
-		lines := wrap(r.usage, 80-8-width-2)
+		lines := wrap(r.usage, helpWidth-8-width-2)
 		if len(r.name) > width {
 			fmt.Fprintf(b, "\t%s\n", r.name)
 		} else {

@@ -13,7 +13,7 @@ func loginCommand() *Command {
 	return &Command{
 		Name:      "login",
 		UsageLine: "login",
-		Short:     "print a new one-time login link for the running workspace's owner",
+		Short:     "print a one-time login link for the running workspace's owner",
 		Long: `Login prints a fresh one-time login link for the owner of the zero serve
 running on $ZERO_HOME (valid 15 minutes, once), for a signed-out owner who
 lost the link zero serve printed. The server need not restart.

@@ -17,7 +17,7 @@ func mcpCommand() *Command {
 	return &Command{
 		Name:      "mcp",
 		UsageLine: "mcp <server> [flags] [arguments]",
-		Short:     "run one MCP server (filesystem, fetch, memory, shell, skills, agents), or bridge to the workspace's",
+		Short:     "run one MCP server, or bridge a client to the workspace",
 		Long: `Mcp runs exactly one of Zero's MCP servers.
 
 It speaks MCP over stdin and stdout (newline-delimited JSON-RPC; logs go to

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,7 +13,7 @@ func mcpSkillsCommand() *Command {
 	return mcpServerCommand("skills", "[--workspace DIR]",
 		"discover and read Agent Skills in a workspace (default: the working directory); never runs them",
 		`Skills finds Agent Skills, folders with a SKILL.md, in
-`+skills.Where+`
+`+strings.Join(wrap(skills.Where, helpWidth), "\n")+`
 (of two of one name, the one found first is used), returns their
 instructions and resource paths, flags hidden content, and never runs
 anything.

@@ -27,7 +27,7 @@ func serveCommand() *Command {
 	return &Command{
 		Name:      "serve",
 		UsageLine: "serve [--addr 127.0.0.1:7077] [--team] [--local-ca FILE] [--database URL]",
-		Short:     "run the workspace: MCP servers behind approval, on this machine only",
+		Short:     "run the workspace: MCP servers behind approval, locally",
 		Long: `Serve runs the workspace: a web UI and a JSON API on a loopback
 address, with its database, secrets key and audit log under $ZERO_HOME
 (default ~/.zero). It prints a one-time login link: open it in your browser

@@ -23,7 +23,7 @@ func serversCommand() *Command {
 	return &Command{
 		Name:      "servers",
 		UsageLine: "servers list|preview|add [flags]",
-		Short:     "list, preview and add the workspace's MCP servers through its API, with a bearer token",
+		Short:     "list, preview and add the workspace's servers, with a token",
 		Long: `Servers talks to a running zero serve with a bearer token, which the owner
 creates on the Tokens page (http://127.0.0.1:7077/tokens) and saves in a
 file only they can read, mode 0600 ($ZERO_HOME/cli-token unless

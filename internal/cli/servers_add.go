@@ -22,7 +22,8 @@ browser session. Nothing runs until then: a token never approves.
 
 	zero servers add --name files --command /usr/bin/npx --arg -y \
 		--arg @modelcontextprotocol/server-filesystem --arg .
-	zero servers add --name docs --kind http --url https://example.com/mcp --header Authorization
+	zero servers add --name docs --kind http --url https://example.com/mcp \
+		--header Authorization
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {

@@ -22,8 +22,9 @@ func serversPreviewCommand() *Command {
 		UsageLine: "servers preview " + configUsage,
 		Short:     "show what the owner will review for a configuration: command line, warnings, fingerprint; saves nothing",
 		Long: `Preview sends a configuration to the workspace and prints what the review
-page shows for it: the exact command line or URL, the names of its
-environment variables or headers, its warnings and its fingerprint.
+page shows for it: the exact command line and the program it runs, or the
+URL; the names of its environment variables or headers, its warnings and
+its fingerprint.
 Nothing is saved and nothing runs.
 `,
 		Flag: fs,
@@ -102,6 +103,7 @@ func printPreview(out io.Writer, p servers.Preview) {
 	fmt.Fprintf(out, "name:        %s\nkind:        %s\n", c.Name, c.Kind)
 	if c.Kind == servers.KindStdio {
 		fmt.Fprintf(out, "command:     %q\n", append([]string{c.Command}, c.Args...))
+		fmt.Fprintf(out, "runs:        %s\n", runs(c))
 		fmt.Fprintf(out, "cwd:         %q\nenv names:   %q\n", c.Cwd, c.Env)
 	} else {
 		fmt.Fprintf(out, "url:         %s\nheaders:     %q\n", c.URL, c.Headers)
@@ -110,4 +112,14 @@ func printPreview(out io.Writer, p servers.Preview) {
 	for _, w := range p.Warnings {
 		fmt.Fprintf(out, "warning (%s): %s\n", w.Severity, w.Message)
 	}
+}
+
+// runs says what a stdio configuration runs, as the review page does: the
+// program its command resolves to in the PATH zero serve passes on, links
+// resolved (what the approval covers), or that nothing would run.
+func runs(c servers.Config) string {
+	if c.Program == "" {
+		return "nothing: the command resolves to no executable file"
+	}
+	return fmt.Sprintf("%q (the program the command resolves to in zero serve's PATH, links resolved)", c.Program)
 }

@@ -75,7 +75,7 @@ func newRedactor(apiKey string) redactor {
 
 // kept lists the errors a scrubbed error still matches with errors.Is.
 var kept = []error{
-	ErrConfig, ErrResponse, ErrTooManyTurns,
+	ErrConfig, ErrResponse, ErrTooManyTurns, ErrUnreachable,
 	context.Canceled, context.DeadlineExceeded,
 	netguard.ErrURL, netguard.ErrBlocked, netguard.ErrBodyTooLarge, netguard.ErrRedirects,
 }
@@ -234,7 +234,7 @@ func (c *Client) send(ctx context.Context, method, url string, body io.Reader, a
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("model request: %w", err)
+		return nil, fmt.Errorf("model request: %w", noAnswer(c.base, err))
 	}
 	return res, nil
 }

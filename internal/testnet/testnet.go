@@ -57,3 +57,17 @@ func (l *Listener) WaitAccepted(n int32, d time.Duration) int32 {
 	}
 	return l.Accepted()
 }
+
+// ClosedAddr returns a host:port on 127.0.0.1 where nothing listens: a
+// port the system gave a listener, closed again. A connection to it is
+// refused at once.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

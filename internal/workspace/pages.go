@@ -63,6 +63,7 @@ type pageHandler func(rw http.ResponseWriter, r *http.Request, c *auth.Caller) e
 
 func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /static/", web.Static())
+	mux.Handle("GET /favicon.ico", web.Icon())
 	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "/servers", http.StatusSeeOther)
 	})
@@ -1250,41 +1251,4 @@ func (w *Workspace) addUserPage(rw http.ResponseWriter, r *http.Request, c *auth
 	}
 	http.Redirect(rw, r, "/users?shown="+w.shown.put(c.UserID, name, link), http.StatusSeeOther)
 	return nil
-}
-
-// auditData is the audit page's: the records that pass the filters,
-// newest first, and the chain's verification.
-type auditData struct {
-	Records               []audit.Record
-	Total                 int
-	Actions               []string
-	Action, Actor, Target string
-	VerifyError           string
-}
-
-func (w *Workspace) auditPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
-	q := r.URL.Query()
-	d := auditData{Action: q.Get("action"), Actor: strings.TrimSpace(q.Get("actor")), Target: strings.TrimSpace(q.Get("target"))}
-	if err := w.audit.Verify(); err != nil {
-		d.VerifyError = err.Error()
-	}
-	all, err := w.audit.ReadAll()
-	if err != nil && d.VerifyError == "" {
-		d.VerifyError = err.Error()
-	}
-	d.Total = len(all)
-	seen := map[string]bool{}
-	for i := len(all) - 1; i >= 0; i-- {
-		rec := all[i]
-		if !seen[rec.Action] {
-			seen[rec.Action] = true
-			d.Actions = append(d.Actions, rec.Action)
-		}
-		if (d.Action == "" || rec.Action == d.Action) && (d.Actor == "" || strings.Contains(rec.Actor, d.Actor)) &&
-			(d.Target == "" || rec.Target == d.Target) {
-			d.Records = append(d.Records, rec)
-		}
-	}
-	slices.Sort(d.Actions)
-	return w.render(rw, r, c, http.StatusOK, "audit", "Audit log", d)
 }

@@ -56,7 +56,19 @@ func (w *Workspace) saveProvider(r *http.Request, c *auth.Caller) (any, error) {
 		}
 	}
 	saved, err := w.providers.Save(r.Context(), c.Actor(), p, key)
-	return saved, providerError(err)
+	if err != nil {
+		return nil, providerError(err)
+	}
+	// The endpoint is asked whether it answers; one that does not is saved
+	// all the same, with a warning.
+	return savedProvider{saved, w.reachWarning(r.Context(), saved)}, nil
+}
+
+// savedProvider is a provider as saved, and a warning when its endpoint
+// did not answer.
+type savedProvider struct {
+	providers.Provider
+	Warning string `json:"warning,omitempty"`
 }
 
 func (w *Workspace) deleteProvider(r *http.Request, c *auth.Caller) (any, error) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zero-dev/zero/internal/testnet"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 )
 
@@ -59,11 +60,21 @@ func TestProvidersAPI(t *testing.T) {
 			t.Errorf("%v: %d %s, want %s", tc.body, code, data, tc.code)
 		}
 	}
-	// A new base URL without a key drops the key.
-	ts.browser.must("PUT", "/api/providers/"+itoa(p.ID), map[string]any{"name": "local", "base_url": "https://api.example.com/v1"}, 200, &p)
-	if p.KeySet {
-		t.Errorf("the key survived a new base URL: %+v", p)
+	// A new base URL without a key drops the key. Nothing answers there:
+	// it is saved, with a warning that says so.
+	closed := "https://" + testnet.ClosedAddr(t) + "/v1"
+	var saved struct {
+		providers.Provider
+		Warning string `json:"warning"`
 	}
+	ts.browser.must("PUT", "/api/providers/"+itoa(p.ID), map[string]any{"name": "local", "base_url": closed}, 200, &saved)
+	if saved.KeySet || saved.BaseURL != closed {
+		t.Errorf("the key survived a new base URL: %+v", saved)
+	}
+	if !strings.Contains(saved.Warning, "the endpoint did not answer: "+closed+": nothing is listening there (connection refused)") {
+		t.Errorf("the warning of an endpoint that does not answer: %q", saved.Warning)
+	}
+	p = saved.Provider
 	ts.browser.must("DELETE", "/api/providers/"+itoa(p.ID), nil, 200, nil)
 	if code, data := ts.browser.do("POST", "/api/providers/"+itoa(p.ID)+"/models", nil); code != 404 {
 		t.Errorf("models of a deleted provider: %d %s", code, data)
@@ -75,8 +86,10 @@ func TestProvidersAPI(t *testing.T) {
 }
 
 // TestProvidersPage: the owner adds a provider on its page, has its models
-// listed and deletes it; the key typed is in no page, the one showing a
-// refusal included, which keeps the rest of what was typed.
+// listed, picks from them on its edit form, changes it and deletes it; the
+// key typed is in no page, the one showing a refusal included, which keeps
+// the rest of what was typed. Removing a key is offered only for a saved
+// one; a provider that does not answer is saved with a warning.
 func TestProvidersPage(t *testing.T) {
 	const key = "sk-page-canary-5d20"
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +99,8 @@ func TestProvidersPage(t *testing.T) {
 	defer model.Close()
 	ts := start(t, Options{})
 	b := ts.browser
-	if page := b.mustPage("GET", "/providers", nil, 200); !strings.Contains(page, `id="save-provider"`) || !strings.Contains(page, "No providers.") {
+	if page := b.mustPage("GET", "/providers", nil, 200); !strings.Contains(page, `id="save-provider"`) || !strings.Contains(page, "No providers.") ||
+		strings.Contains(page, "Remove the saved key") {
 		t.Fatalf("the empty page:\n%s", page)
 	}
 	page := b.mustPage("POST", "/providers", url.Values{"name": {"remote"}, "base_url": {"http://api.example.com/v1"}, "api_key": {key}}, 400)
@@ -101,17 +115,47 @@ func TestProvidersPage(t *testing.T) {
 		t.Fatalf("saved: %+v", list)
 	}
 	id := itoa(list[0].ID)
-	if _, _, loc := b.page("POST", "/providers/"+id+"/models", url.Values{}); loc != "/providers?done=models_listed" {
+	if _, _, loc := b.page("POST", "/providers/"+id+"/models", url.Values{}); loc != "/providers/"+id+"/edit?done=models_listed" {
 		t.Fatalf("models: Location %q", loc)
 	}
 	page = b.mustPage("GET", "/providers", nil, 200)
-	if strings.Contains(page, key) || !strings.Contains(page, "set by user:owner") || !strings.Contains(page, `id="provider-`+id+`"`) {
+	if strings.Contains(page, key) || !strings.Contains(page, "set by user:owner") || !strings.Contains(page, `id="provider-`+id+`"`) ||
+		!strings.Contains(page, `href="/providers/`+id+`/edit"`) {
 		t.Errorf("the page:\n%s", page)
 	}
-	// The same name again, no key, no stream: that provider changes, and its key stays.
-	b.page("POST", "/providers", url.Values{"name": {"local"}, "base_url": {model.URL + "/v1"}})
-	if list, _ = ts.w.providers.List(context.Background()); len(list) != 1 || !list[0].KeySet || list[0].Stream {
+	// Its edit form: the settings but the key, the models listed offered
+	// for the model field, and the key's removal.
+	page = b.mustPage("GET", "/providers/"+id+"/edit", nil, 200)
+	for _, want := range []string{`name="id" value="` + id + `"`, `value="` + model.URL + `/v1"`, `list="provider-models"`,
+		`<datalist id="provider-models"><option value="a"></option><option value="b"></option></datalist>`, `id="provider-clear-key"`, "Edit local"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the edit form lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, key) {
+		t.Error("the edit form holds the key")
+	}
+	// An edit, no key, no stream, a new name: that provider changes, and its key stays.
+	if _, _, loc := b.page("POST", "/providers", url.Values{"id": {id}, "name": {"renamed"}, "base_url": {model.URL + "/v1"}}); loc != "/providers?done=provider_saved" {
+		t.Fatalf("edit: Location %q", loc)
+	}
+	if list, _ = ts.w.providers.List(context.Background()); len(list) != 1 || !list[0].KeySet || list[0].Stream || list[0].Name != "renamed" {
 		t.Errorf("after a change: %+v", list)
+	}
+	// A new provider of a taken name is refused, and says to use Edit.
+	page = b.mustPage("POST", "/providers", url.Values{"name": {"renamed"}, "base_url": {model.URL + "/v1"}}, 409)
+	if !strings.Contains(page, "A provider named renamed exists: use Edit in its row") {
+		t.Errorf("a taken name:\n%s", page)
+	}
+	// A provider whose endpoint does not answer is saved, with a warning
+	// that says why.
+	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
+	page = b.mustPage("POST", "/providers", url.Values{"name": {"later"}, "base_url": {closed}}, 200)
+	if !strings.Contains(page, `id="warning"`) || !strings.Contains(page, "Saved, but the endpoint did not answer: "+closed+": nothing is listening there (connection refused)") {
+		t.Errorf("the warning:\n%s", page)
+	}
+	if list, _ = ts.w.providers.List(context.Background()); len(list) != 2 {
+		t.Errorf("the provider that does not answer was not saved: %+v", list)
 	}
 	if _, _, loc := b.page("POST", "/providers/"+id+"/delete", url.Values{}); loc != "/providers?done=provider_deleted" {
 		t.Fatalf("delete: Location %q", loc)

@@ -1,24 +1,30 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 )
 
-// providersData is the providers page's. Form holds what was typed, but
-// never the key.
+// providersData is the providers page's. Form is the provider being added
+// (ID 0) or edited, as typed, but never its key: KeySet says whether one
+// is saved, Models what List models found to offer in the model field.
 type providersData struct {
 	Providers []providers.Provider
 	Form      providers.Provider
 	Problem   string
+	// Warning says a saved provider's endpoint did not answer.
+	Warning string
 }
 
 func (w *Workspace) providerPageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /providers", w.page(owner, w.providersPage))
+	mux.Handle("GET /providers/{id}/edit", w.page(owner, w.editProviderPage))
 	mux.Handle("POST /providers", w.page(approval, w.saveProviderPage))
 	mux.Handle("POST /providers/{id}/models", w.page(approval, w.providerModelsPage))
 	mux.Handle("POST /providers/{id}/delete", w.page(approval, w.deleteProviderPage))
@@ -28,27 +34,56 @@ func (w *Workspace) providersPage(rw http.ResponseWriter, r *http.Request, c *au
 	return w.showProviders(rw, r, c, http.StatusOK, providersData{Form: providers.Provider{Stream: true}})
 }
 
+// editProviderPage shows the form filled with a provider's settings: never
+// its key, only whether one is saved.
+func (w *Workspace) editProviderPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	p, err := w.providers.Get(r.Context(), id)
+	if err != nil {
+		return providerError(err)
+	}
+	return w.showProviders(rw, r, c, http.StatusOK, providersData{Form: p})
+}
+
 func (w *Workspace) showProviders(rw http.ResponseWriter, r *http.Request, c *auth.Caller, status int, d providersData) error {
 	var err error
 	if d.Providers, err = w.providers.List(r.Context()); err != nil {
 		return err
 	}
-	return w.render(rw, r, c, status, "providers", "Model providers", d)
+	title := "Model providers"
+	if d.Form.ID != 0 {
+		title = "Edit provider " + d.Form.Name
+	}
+	return w.render(rw, r, c, status, "providers", title, d)
 }
 
-// saveProviderPage saves the form: a new provider, or the one of that
-// name. A refusal shows the page again with what was typed, but the key.
+// savedForm is the form of provider p as typed, with what is saved of it
+// that the form does not carry: whether it has a key, and its models.
+func (w *Workspace) savedForm(ctx context.Context, p providers.Provider) providers.Provider {
+	if p.ID == 0 {
+		return p
+	}
+	if old, err := w.providers.Get(ctx, p.ID); err == nil {
+		p.KeySet, p.KeySetBy, p.Models = old.KeySet, old.KeySetBy, old.Models
+	}
+	return p
+}
+
+// saveProviderPage saves the form: a new provider, or the one its id
+// names. A refusal shows the form again with what was typed, but the key;
+// a provider saved whose endpoint does not answer is shown with a warning.
 func (w *Workspace) saveProviderPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	p := providers.Provider{Name: strings.TrimSpace(r.PostFormValue("name")), BaseURL: r.PostFormValue("base_url"),
 		Stream: r.PostFormValue("stream") != "", DefaultModel: strings.TrimSpace(r.PostFormValue("default_model"))}
-	all, err := w.providers.List(r.Context())
-	if err != nil {
-		return err
-	}
-	for _, old := range all {
-		if old.Name == p.Name {
-			p.ID = old.ID
+	if v := r.PostFormValue("id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			return fail(http.StatusBadRequest, "bad_request", "no such provider id %q", v)
 		}
+		p.ID = id
 	}
 	var key providers.Key
 	switch v := r.PostFormValue("api_key"); {
@@ -57,16 +92,37 @@ func (w *Workspace) saveProviderPage(rw http.ResponseWriter, r *http.Request, c 
 	case v != "":
 		key = providers.Key{Set: true, Value: v}
 	}
-	if _, err := w.providers.Save(r.Context(), c.Actor(), p, key); err != nil {
+	saved, err := w.providers.Save(r.Context(), c.Actor(), p, key)
+	if err != nil {
 		var ae *apiError
 		if errors.As(providerError(err), &ae) && ae.Status < 500 {
-			return w.showProviders(rw, r, c, ae.Status, providersData{Form: p, Problem: ae.Message})
+			msg := ae.Message
+			if errors.Is(err, providers.ErrTaken) && p.ID == 0 {
+				msg = "A provider named " + p.Name + " exists: use Edit in its row to change it, or give this one another name."
+			}
+			return w.showProviders(rw, r, c, ae.Status, providersData{Form: w.savedForm(r.Context(), p), Problem: msg})
 		}
 		return err
+	}
+	if warning := w.reachWarning(r.Context(), saved); warning != "" {
+		return w.showProviders(rw, r, c, http.StatusOK, providersData{Form: saved, Warning: warning})
 	}
 	return redirectDone(rw, r, "/providers", "provider_saved")
 }
 
+// reachWarning asks a saved provider's endpoint whether it answers, and
+// says what to do if it does not: a provider is saved even so, since a
+// local server is often started after it is set up.
+func (w *Workspace) reachWarning(ctx context.Context, p providers.Provider) string {
+	err := w.providers.Reach(ctx, p)
+	if err == nil {
+		return ""
+	}
+	return "Saved, but " + err.Error() + ". Until it answers, threads on " + p.Name + " fail."
+}
+
+// providerModelsPage lists the endpoint's models and shows the provider's
+// form, where its model field offers them.
 func (w *Workspace) providerModelsPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -76,9 +132,10 @@ func (w *Workspace) providerModelsPage(rw http.ResponseWriter, r *http.Request, 
 		if errors.Is(err, providers.ErrNotFound) {
 			return providerError(err)
 		}
-		return w.showProviders(rw, r, c, http.StatusBadGateway, providersData{Form: providers.Provider{Stream: true}, Problem: err.Error()})
+		p, _ := w.providers.Get(r.Context(), id)
+		return w.showProviders(rw, r, c, http.StatusBadGateway, providersData{Form: p, Problem: err.Error()})
 	}
-	return redirectDone(rw, r, "/providers", "models_listed")
+	return redirectDone(rw, r, "/providers/"+strconv.FormatInt(id, 10)+"/edit", "models_listed")
 }
 
 func (w *Workspace) deleteProviderPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {

@@ -173,6 +173,10 @@ type threadData struct {
 	// CanRetry: no run going, and the thread can be run again from its
 	// last message (threads.Store.Retryable).
 	CanRetry bool
+	Numbers  threadNumbers
+	// ForkedAt is the number of the message a forked thread was forked at,
+	// in the thread it was forked from; 0 when that is gone.
+	ForkedAt int
 }
 
 // Active reports whether the thread's last run has not ended.
@@ -194,6 +198,7 @@ func (d threadData) RunStatus() string {
 // fields have their hidden characters shown (visibleText).
 type threadItem struct {
 	Seq  int64
+	N    int    // the number shown: a message's, or a run end's run's (threadNumbers)
 	Kind string // message, approval, allowance or run
 	When string
 	Role string // a message's: system, user, assistant, tool or other
@@ -261,11 +266,18 @@ func (w *Workspace) threadPage(rw http.ResponseWriter, r *http.Request, c *auth.
 		d.LastSeq = events[n-1].Seq
 	}
 	d.CanRetry = !d.Active() && threads.RetryableEvents(events) == nil
+	d.Numbers = numberThread(events)
 	if len(events) > threadEventsMax {
 		d.Earlier, events = len(events)-threadEventsMax, events[len(events)-threadEventsMax:]
 	}
 	d.Items = threadItems(events)
 	renderItems(d.Items)
+	d.Numbers.number(d.Items)
+	if t.ForkedFrom != 0 {
+		if from, err := w.threads.Events(ctx, t.ForkedFrom, 0); err == nil {
+			d.ForkedAt = numberThread(from).message[t.ForkedAt]
+		}
+	}
 	// An approval still pending in its events may have ended without an
 	// event (the workspace stopped): the store says how it stands.
 	for _, it := range d.Items {

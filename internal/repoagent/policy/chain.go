@@ -10,12 +10,15 @@ import (
 type Outcome string
 
 const (
-	// Observed: an observe-mode run that proposed nothing; it reports only.
+	// Observed: a run in observe mode that asked for no more than observe:
+	// it reports its findings, and the change it proposes if any, and
+	// writes nothing.
 	Observed Outcome = "observed"
 	// NoChange: a fix or autonomous run that proposed nothing.
 	NoChange Outcome = "no_change"
-	// RefusedMode: a change was proposed, but the effective mode is not fix
-	// or autonomous.
+	// RefusedMode: a change was proposed by a run that asked for fix or
+	// autonomous, but the operator's ceiling or the repository's policy
+	// capped the effective mode at observe.
 	RefusedMode Outcome = "refused_mode"
 	// RefusedAutofixDisabled: the repository's autofix.enabled is false.
 	RefusedAutofixDisabled Outcome = "refused_autofix_disabled"
@@ -74,6 +77,7 @@ const (
 // [Decide] asks for them (nil: not gathered yet).
 type Facts struct {
 	Mode       Mode    // the effective mode (see Effective)
+	Requested  Mode    // the mode the run asked for (--mode, the operator's eventModes, a held change's), before any cap
 	Work       Work    // WorkPullRequest, WorkPush, WorkIssue or WorkProactive
 	Proposed   bool    // the model proposed a diff
 	Confidence float64 // the model's confidence in it, in [0, 1]
@@ -171,7 +175,9 @@ func NeedsIsolation(p Repo, mode Mode, work Work) bool {
 // refused:
 //
 //  0. nothing proposed: Observed in observe mode, NoChange otherwise;
-//  1. the mode must be Fix or Autonomous (RefusedMode);
+//  1. the mode must be Fix or Autonomous: a run that asked for observe
+//     reports the change it proposes (Observed); one that asked for more,
+//     capped at observe, is refused (RefusedMode);
 //  2. autofix.enabled (RefusedAutofixDisabled);
 //  3. a confidence in [0, 1] at or above autofix.minConfidence
 //     (RefusedLowConfidence; NaN never passes);
@@ -197,7 +203,7 @@ func Decide(p Repo, f Facts) (Outcome, Need) {
 	switch {
 	case !f.Proposed && writes:
 		return NoChange, Decided
-	case !f.Proposed:
+	case !f.Proposed, !writes && f.Requested == Observe:
 		return Observed, Decided
 	case !writes:
 		return RefusedMode, Decided

@@ -22,7 +22,7 @@ func permissive() Repo {
 // baseFacts pass every step of the chain under permissive().
 func baseFacts() Facts {
 	return Facts{
-		Mode: Fix, Work: WorkPullRequest, Proposed: true, Confidence: 0.9,
+		Mode: Fix, Requested: Fix, Work: WorkPullRequest, Proposed: true, Confidence: 0.9,
 		Risk:      &Risk{Class: "docs"},
 		Isolation: &Isolation{Offered: true, Available: true},
 		Checks:    &Checks{Ran: true, Passed: true, Isolation: Local},
@@ -345,6 +345,23 @@ func TestVerificationStep(t *testing.T) {
 	}
 }
 
+// TestObserveRunReportsItsChange: a run in observe mode that asked for
+// observe and proposes a change is observed, not refused; one that asked
+// for fix or autonomous and was capped at observe is refused_mode.
+func TestObserveRunReportsItsChange(t *testing.T) {
+	for requested, want := range map[Mode]Outcome{Observe: Observed, Fix: RefusedMode, Autonomous: RefusedMode, 3: RefusedMode} {
+		f := baseFacts()
+		f.Mode, f.Requested = Observe, requested
+		got, asked := decide(t, permissive(), f)
+		if got != want || len(asked) != 0 {
+			t.Errorf("observe, asked for %s, a change proposed: %q, asked %v; want %q", requested, got, asked, want)
+		}
+	}
+	if Observed.Refused() {
+		t.Error("observed counts as a refusal")
+	}
+}
+
 func TestDefaultPolicyAppliesNothing(t *testing.T) {
 	f := baseFacts()
 	f.Mode, f.Checks.Isolation = Autonomous, Container
@@ -391,7 +408,7 @@ func (chainInput) Generate(r *rand.Rand, _ int) reflect.Value {
 		return &Checks{Ran: pick(3) != 0, Passed: pick(3) != 0, Isolation: isos[pick(len(isos))]}
 	}
 	f := Facts{
-		Mode: modes[pick(len(modes))], Work: works[pick(len(works))], Proposed: pick(4) != 0,
+		Mode: modes[pick(len(modes))], Requested: modes[pick(len(modes))], Work: works[pick(len(works))], Proposed: pick(4) != 0,
 		Confidence: confs[pick(len(confs))], Approved: pick(3) == 0,
 		Risk:         &Risk{Class: classes[pick(len(classes))], HighImpact: pick(3) == 0, Verification: pick(2) == 0},
 		Isolation:    &Isolation{Offered: pick(4) != 0, Available: pick(4) != 0},

@@ -26,7 +26,9 @@ import (
 // is its fixed text.
 type Reason string
 
-// The reasons a record may hold.
+// The reasons a record may hold. Runs no longer write ModeRequested: a run
+// that asks for observe and proposes a change is observed (ObserveMode).
+// Records written before say refused_mode with it, and read as they did.
 const (
 	ObserveMode         Reason = "observe_mode"
 	NoChange            Reason = "no_change"

@@ -74,6 +74,19 @@ func TestReasonsAreCodes(t *testing.T) {
 	}
 }
 
+// TestOldReasonsStayReadable: a reason runs no longer write, as records
+// written before hold it (refused_mode, mode_requested), is still a known
+// code with its own text, and is written as it is.
+func TestOldReasonsStayReadable(t *testing.T) {
+	if ModeRequested.Text() == Unknown.Text() {
+		t.Error("mode_requested reads as unknown")
+	}
+	detail, _ := appendOne(t, Task{ID: "t1", Repo: "acme/widget", Outcome: "refused_mode", Reason: ModeRequested}, nil, nil)
+	if detail["reason"] != "mode_requested" || detail["outcome"] != "refused_mode" {
+		t.Errorf("detail: %v", detail)
+	}
+}
+
 // TestRelativePathIsCanonical: a checkout given as "." is redacted in its
 // absolute forms, and "." itself is not a redaction: a confidence of 0.95
 // stays 0.95. Values shorter than MinRedacted are not redacted.

@@ -17,7 +17,7 @@ import (
 func (t *task) authorize(ctx context.Context, scratch *runner.Scratch) error {
 	rep := t.rep
 	f := policy.Facts{
-		Mode: rep.Mode, Work: rep.Work, Proposed: rep.Review.Diff != "", Confidence: rep.Review.Confidence,
+		Mode: rep.Mode, Requested: t.requested, Work: rep.Work, Proposed: rep.Review.Diff != "", Confidence: rep.Review.Confidence,
 		Approved: rep.Approved,
 	}
 	var tree string
@@ -162,7 +162,7 @@ func (t *task) explain(out policy.Outcome, f policy.Facts) (record.Reason, []str
 	case policy.NoChange:
 		return record.NoChange, []string{record.NoChange.Text()}
 	case policy.RefusedMode:
-		code := record.ModeRequested
+		code := record.ModeRequested // not reached: a run that asked for observe is Observed
 		switch {
 		case t.o.Operator.Ceiling < policy.Fix:
 			code = record.ModeCeiling
@@ -171,7 +171,8 @@ func (t *task) explain(out policy.Outcome, f policy.Facts) (record.Reason, []str
 		case p.Mode < policy.Fix:
 			code = record.ModePolicy
 		}
-		return code, []string{"the effective mode is observe: the change is reported, never made (what capped it is under mode: above)"}
+		return code, []string{fmt.Sprintf("the run asked for %s, and the effective mode is observe: the change is reported, never made (what capped it is under mode: above)",
+			f.Requested)}
 	case policy.RefusedAutofixDisabled:
 		return record.AutofixDisabled, []string{record.AutofixDisabled.Text() + ": set autofix.enabled: true in " + PolicyFile + " on the default branch"}
 	case policy.RefusedLowConfidence:
@@ -332,7 +333,12 @@ func (t *task) failureHints(code record.Reason, err error) []string {
 	case record.Interrupted, record.Internal, record.RepositoryFailed, record.DiffDoesNotApply, record.PushFailed, record.BranchExists:
 	}
 	if code != record.CheckTimeout {
-		hints = append(hints, "the details are in the operator's log")
+		line := fmt.Sprintf("msg=\"agent zero task %s\"", t.rep.Outcome)
+		if t.rep.TaskID != "" {
+			line += " task=" + t.rep.TaskID
+		}
+		hints = append(hints, "the details are in the operator's log: the standard error of the zero agent command that ran the task "+
+			"(run, serve or approve), or the file it was sent to, on the line "+line)
 	}
 	return hints
 }

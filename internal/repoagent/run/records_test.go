@@ -67,6 +67,12 @@ func TestRecordsHoldCodesNotWords(t *testing.T) {
 			if !strings.Contains(log.String(), tc.canary) || strings.Contains(log.String(), "sk-model-canary") || strings.Contains(log.String(), e.checkout) {
 				t.Errorf("the operator's log: %s", log.String())
 			}
+			// The report says where the details are, naming the log's line.
+			line := `msg="agent zero task failed" task=` + rep.TaskID
+			if !strings.Contains(outcome, "the details are in the operator's log: the standard error of the zero agent command that ran the task") ||
+				!strings.Contains(outcome, line) || !strings.Contains(log.String(), line) {
+				t.Errorf("the report does not say where the details are, as %q:\n%s", line, outcome)
+			}
 		})
 	}
 }

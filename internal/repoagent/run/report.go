@@ -28,7 +28,10 @@ func (r Report) Write(w io.Writer) {
 			fmt.Fprintf(w, "  - %s\n", c)
 		}
 	}
-	if r.PolicySHA != "" {
+	switch {
+	case r.NoPolicy:
+		fmt.Fprintf(w, "policy: none: the default branch has no %s (commit %s), so the defaults apply (mode: observe, autofix off)\n", PolicyFile, r.PolicySHA)
+	case r.PolicySHA != "":
 		fmt.Fprintf(w, "policy: %s at %s\n", PolicyFile, r.PolicySHA)
 	}
 	if r.PolicyError != "" {
@@ -119,6 +122,8 @@ func (t *task) modeCap() []string {
 	switch {
 	case t.policyErr:
 		out = append(out, PolicyFile+" has an error, so it counts as observe: fix it on the default branch")
+	case t.rep.NoPolicy:
+		out = append(out, fmt.Sprintf("no %s on the default branch, so the repository's mode is observe: add one there, with mode: fix", PolicyFile))
 	case t.policy.Mode == m:
 		out = append(out, fmt.Sprintf("%s on the default branch, mode: %s: raise it there", PolicyFile, m))
 	}

@@ -83,6 +83,7 @@ type Report struct {
 	Mode        policy.Mode
 	ModeCap     []string // what capped the mode below autonomous, each with how to raise it
 	PolicySHA   string
+	NoPolicy    bool // the default branch has no PolicyFile at PolicySHA: the defaults apply
 	PolicyError string
 	HeadSHA     string
 	Review      Review
@@ -308,6 +309,7 @@ func (t *task) readPolicy(ctx context.Context, scratch *runner.Scratch) error {
 	}
 	data, ok, err := scratch.FileAt(ctx, t.rep.PolicySHA, PolicyFile)
 	if err != nil || !ok {
+		t.rep.NoPolicy = err == nil
 		return fail(record.RepositoryFailed, err)
 	}
 	var perr error

@@ -163,7 +163,8 @@ func TestOutcomes(t *testing.T) {
 	}{
 		{"observed", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.Observed, nil},
 		{"no change", fixPolicy, answer("", 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.NoChange, nil},
-		{"observe", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.RefusedMode, nil},
+		{"observe, a change proposed", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Observe, policy.Observed, nil},
+		{"fix asked for, capped at observe", fixPolicy, answer(fixReadme, 0.99), operatorWith(policy.Observe), prEvent, policy.Fix, policy.RefusedMode, nil},
 		{"autofix disabled", strings.Replace(fixPolicy, "enabled: true", "enabled: false", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedAutofixDisabled, nil},
 		{"low confidence", fixPolicy, answer(fixReadme, 0.5), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedLowConfidence, nil},
 		{"risk not allowed", strings.Replace(fixPolicy, "[docs]", "[tests]", 1), answer(fixReadme, 0.99), operatorWith(policy.Autonomous), prEvent, policy.Fix, policy.RefusedRiskNotAllowed, nil},

@@ -82,9 +82,13 @@ func check(p Provider) (Provider, error) {
 	if !nameRE().MatchString(p.Name) {
 		return p, fmt.Errorf("%w: name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", ErrInvalid, p.Name)
 	}
-	u, err := model.CheckBaseURL(strings.TrimSpace(p.BaseURL))
-	if err != nil {
-		return p, fmt.Errorf("%w: base URL: %v", ErrInvalid, err)
+	raw := strings.TrimSpace(p.BaseURL)
+	u, err := model.CheckBaseURL(raw)
+	switch {
+	case err != nil && !strings.Contains(raw, "://"):
+		return p, fmt.Errorf("%w: the base URL has no scheme: write https://HOST/v1, or http://127.0.0.1:PORT/v1 for a server on this machine", ErrInvalid)
+	case err != nil:
+		return p, fmt.Errorf("%w: the base URL: %v", ErrInvalid, err)
 	}
 	p.BaseURL = strings.TrimRight(u.String(), "/")
 	if len(p.DefaultModel) > model.MaxModelID || strings.ContainsFunc(p.DefaultModel, unicode.IsControl) {
@@ -265,6 +269,19 @@ func (m *Manager) Client(ctx context.Context, id int64) (*model.Client, Provider
 		}
 	}
 	return model.New(model.Config{BaseURL: p.BaseURL, APIKey: key, Model: p.DefaultModel}, m.http), p, nil
+}
+
+// ReachTimeout bounds [Manager.Reach].
+const ReachTimeout = 5 * time.Second
+
+// Reach asks p's endpoint for its model list without the key, through the
+// HTTP client and policy its threads use, and reports whether anything
+// answered within ReachTimeout (any HTTP status counts). An error wraps
+// [model.ErrUnreachable] and says why in words. Nothing is saved.
+func (m *Manager) Reach(ctx context.Context, p Provider) error {
+	ctx, cancel := context.WithTimeout(ctx, ReachTimeout)
+	defer cancel()
+	return model.New(model.Config{BaseURL: p.BaseURL}, m.http).Ping(ctx)
 }
 
 // Discover asks provider id's endpoint for its models (GET /models) and

@@ -16,6 +16,8 @@ import (
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/database/databasetest"
+	"github.com/zero-dev/zero/internal/model"
+	"github.com/zero-dev/zero/internal/testnet"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/store"
 )
@@ -181,5 +183,40 @@ func TestSaveRefuses(t *testing.T) {
 	}
 	if err := f.m.Delete(ctx, "user:owner", 42); !errors.Is(err, ErrNotFound) {
 		t.Errorf("delete of an unknown id: %v", err)
+	}
+}
+
+// TestReach: Reach asks the endpoint a provider is saved with, without its
+// key, and says in words why nothing answered; it saves nothing.
+func TestReach(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	e := newEndpoint(t)
+	p, err := f.m.Save(ctx, "user:owner", Provider{Name: "local", BaseURL: e.URL + "/v1"}, Key{Set: true, Value: canary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.Reach(ctx, p); err != nil || e.lastAuth() != "" {
+		t.Errorf("Reach of an endpoint that answers: %v, Authorization %q", err, e.lastAuth())
+	}
+	closed := "http://" + testnet.ClosedAddr(t) + "/v1"
+	err = f.m.Reach(ctx, Provider{Name: "gone", BaseURL: closed})
+	if !errors.Is(err, model.ErrUnreachable) || !strings.Contains(err.Error(), closed+": nothing is listening there (connection refused)") {
+		t.Errorf("Reach of a closed port: %v", err)
+	}
+	if list, _ := f.m.List(ctx); len(list) != 1 {
+		t.Errorf("Reach saved something: %+v", list)
+	}
+}
+
+// TestSaveSaysWhatIsWrongWithTheURL: a base URL without its scheme is
+// refused with the form to write it in.
+func TestSaveSaysWhatIsWrongWithTheURL(t *testing.T) {
+	f := newFixture(t)
+	for _, raw := range []string{"127.0.0.1:11434/v1", "localhost:8080", "api.example.com/v1"} {
+		_, err := f.m.Save(context.Background(), "user:owner", Provider{Name: "x", BaseURL: raw}, Key{})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "the base URL has no scheme: write https://HOST/v1, or http://127.0.0.1:PORT/v1") {
+			t.Errorf("%q: %v", raw, err)
+		}
 	}
 }

@@ -48,6 +48,22 @@ func Static() http.Handler {
 	})
 }
 
+// Icon serves the workspace's icon, for /favicon.ico: pages declare it
+// (layout.html), and answers that are not pages (JSON, a file) get it too
+// when a browser asks for the conventional path.
+func Icon() http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		data, err := staticFiles.ReadFile("static/icon.svg")
+		if err != nil {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Type", "image/svg+xml")
+		rw.Header().Set("Cache-Control", "no-cache")
+		rw.Write(data)
+	})
+}
+
 // A Page is what every template gets: who is looking, the CSRF token for
 // its forms, a notice, and the page's own data.
 type Page struct {

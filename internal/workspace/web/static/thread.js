@@ -15,6 +15,17 @@
   var canWrite = root.dataset.writer === "true";
   var canApprove = root.dataset.approver === "true";
   var lastSeq = Number(root.dataset.lastSeq) || 0; // the server rendered the events up to it
+  // Messages (but the system prompt) and runs are numbered within the
+  // thread, going on from the server's counts (threadNumbers).
+  var messages = Number(root.dataset.messages) || 0;
+  var runs = Number(root.dataset.runs) || 0;
+  var runNumbers = Object.create(null);
+  if (root.dataset.run && root.dataset.run !== "0") runNumbers[root.dataset.run] = runs;
+  function runNumber(id) {
+    id = String(id);
+    if (!(id in runNumbers)) runNumbers[id] = ++runs;
+    return runNumbers[id];
+  }
   var list = document.getElementById("events");
   var runStatus = document.getElementById("run-status");
   var runError = document.getElementById("run-error");
@@ -227,7 +238,7 @@
     var h = el("div", "msg-head");
     h.appendChild(who);
     h.appendChild(document.createTextNode(" "));
-    h.appendChild(el("span", "when", "#" + ev.seq + " · " + when(ev.created)));
+    h.appendChild(el("span", "when", "#" + (++messages) + " · " + when(ev.created)));
     if (canWrite) {
       h.appendChild(document.createTextNode(" "));
       h.appendChild(forkButton(ev.seq));
@@ -484,7 +495,7 @@
   }
 
   function runEnd(b) {
-    var li = el("li", "run-end", "Run " + (Number(b.run) || "?") + " " + String(b.status) + (b.error ? ": " + visibleText(String(b.error)) : ""));
+    var li = el("li", "run-end", "Run " + (Number(b.run) ? runNumber(b.run) : "?") + " " + String(b.status) + (b.error ? ": " + visibleText(String(b.error)) : ""));
     li.dataset.status = String(b.status);
     return li;
   }
@@ -526,6 +537,7 @@
       break;
     case "run":
       lastRun = Math.max(lastRun, Number(b.run) || 0);
+      if (Number(b.run)) runNumber(b.run);
       setRun(b.status, b.error);
       if (endedRun[b.status]) {
         dropStreaming();
@@ -536,6 +548,7 @@
       }
       break;
     case "approval":
+      if (Number(b.run)) runNumber(b.run);
       approval(ev);
       break;
     case "allowance":
