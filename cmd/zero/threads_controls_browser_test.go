@@ -189,7 +189,7 @@ func TestBrowserThreadRetryRegenerateEdit(t *testing.T) {
 	if got := answers(); len(got) != 2 || got[0] != "What is two?" || got[1] != "Two is two." {
 		t.Errorf("the edited fork: %q", got)
 	}
-	if meta := run(t, tab, chromedp.Text(chromedp.CSS(".thread-meta"))); !strings.Contains(meta, "forked from thread 2 before its first event") {
+	if meta := run(t, tab, chromedp.Text(chromedp.CSS(".thread-meta"))); !strings.Contains(meta, "forked from thread 2 before its first message") {
 		t.Errorf("the edited fork says %q", meta)
 	}
 	if refused := ms.Refused(); len(refused) > 0 {
