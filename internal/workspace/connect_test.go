@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -253,5 +254,44 @@ func TestConnectPageOwnerOnly(t *testing.T) {
 	}
 	if page := m.mustPage("GET", "/servers", nil, 200); strings.Contains(page, `href="/connect"`) || strings.Contains(page, `id="import-servers"`) {
 		t.Error("a member's page links to the owner's Connect or Import page")
+	}
+}
+
+// TestTokenRefused: a request whose bearer token is refused (mistyped,
+// the Connect page's placeholder, revoked) is told the token was refused,
+// on the API and on /mcp, with the stable code unauthenticated; one with
+// no credentials is told to sign in.
+func TestTokenRefused(t *testing.T) {
+	ts := start(t, Options{})
+	revoked := ts.bearer()
+	var toks []struct {
+		ID int64 `json:"id"`
+	}
+	ts.browser.must("GET", "/api/tokens", nil, 200, &toks)
+	ts.browser.must("DELETE", "/api/tokens/"+itoa(toks[0].ID), nil, 200, nil)
+	body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "0"}}}
+	accept := func(r *http.Request) { r.Header.Set("Accept", "application/json, text/event-stream") }
+	message := func(data []byte) string {
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		json.Unmarshal(data, &e)
+		return e.Error.Code + ": " + e.Error.Message
+	}
+	const refused = "unauthenticated: the bearer token was refused (revoked, or not this workspace's): create a new one on the Connect a client or Tokens page"
+	for _, tc := range []struct{ name, token, want string }{
+		{"no credentials", "", "unauthenticated: not signed in: open a login link, or send a bearer token"},
+		{"a mistyped token", "zt_mistyped", refused},
+		{"the placeholder", "<token>", refused},
+		{"a revoked token", revoked.token, refused},
+	} {
+		c := &client{ts: ts, http: &http.Client{}, token: tc.token}
+		if st, data := c.do("GET", "/api/servers", nil); st != 401 || message(data) != tc.want {
+			t.Errorf("%s on the API: %d %s, want 401 %s", tc.name, st, data, tc.want)
+		}
+		if st, data := c.do("POST", "/mcp", body, accept); st != 401 || message(data) != tc.want {
+			t.Errorf("%s on /mcp: %d %s, want 401 %s", tc.name, st, data, tc.want)
+		}
 	}
 }
