@@ -67,3 +67,47 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestServersListScoped lists the servers with a token limited to one of
+// two: zero servers list shows that one and says the list is limited; with
+// a token for every server it shows both and says nothing of a limit.
+func TestServersListScoped(t *testing.T) {
+	p := startServe(t, nil)
+	addr := strings.TrimPrefix(p.base, "http://")
+	browser, headers := owner(t, p, p.link)
+	var ids []int64
+	for _, name := range []string{"alpha", "beta"} {
+		var c struct {
+			Server struct{ ID int64 } `json:"server"`
+		}
+		getJSON(t, browser, "POST", p.base+"/api/servers", map[string]any{"config": map[string]any{"name": name, "kind": "stdio", "command": "/bin/true"}}, headers, &c)
+		ids = append(ids, c.Server.ID)
+	}
+	for _, tc := range []struct {
+		name    string
+		servers []int64
+		listed  []string
+		note    string
+	}{
+		{"desktop", ids[1:], []string{"beta"}, "is limited to 1 server: only those are listed, and the workspace may have more"},
+		{"cli", nil, []string{"alpha", "beta"}, ""},
+	} {
+		var tok struct{ Token string }
+		getJSON(t, browser, "POST", p.base+"/api/tokens", map[string]any{"name": tc.name, "servers": tc.servers}, headers, &tok)
+		file := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(file, []byte(tok.Token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := zeroIn(t, p.home, "servers", "list", "--addr", addr, "--token-file", file)
+		var listed []string
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+			listed = append(listed, strings.Fields(line)[1])
+		}
+		if code != 0 || !slices.Equal(listed, tc.listed) {
+			t.Errorf("%s: exit %d, listed %q, stdout %q, stderr %q", tc.name, code, listed, stdout, stderr)
+		}
+		if tc.note == "" && strings.Contains(stderr, "limited") || tc.note != "" && !strings.Contains(stderr, "The token in "+file+" "+tc.note) {
+			t.Errorf("%s: stderr %q, want %q", tc.name, stderr, tc.note)
+		}
+	}
+}

@@ -147,3 +147,25 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	return fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, e.Error.Code, e.Error.Message)
 }
+
+// sayScope writes to w that the token sees only some servers, if it is
+// limited to them: what it lists is then a part of the workspace.
+func (a *apiClient) sayScope(ctx context.Context, w io.Writer) error {
+	var s struct {
+		Scoped  bool    `json:"scoped"`
+		Servers []int64 `json:"servers"`
+	}
+	if err := a.do(ctx, "GET", "/api/session", nil, &s); err != nil {
+		return err
+	}
+	if !s.Scoped {
+		return nil
+	}
+	n := fmt.Sprintf("%d servers", len(s.Servers))
+	if len(s.Servers) == 1 {
+		n = "1 server"
+	}
+	_, err := fmt.Fprintf(w, "The token in %s is limited to %s: only those are listed, and the workspace may have more. "+
+		"A token for all servers, from %s/tokens, lists every one.\n", a.tokenFile, n, a.base)
+	return err
+}

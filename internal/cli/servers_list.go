@@ -17,7 +17,8 @@ func serversListCommand() *Command {
 		UsageLine: "servers list [--addr ADDR] [--token-file FILE]",
 		Short:     "list every server with its status",
 		Long: `List prints every server of the workspace: its id, name, kind, whether it
-is approved and enabled, its status and how many tools it has.
+is approved and enabled, its status and how many tools it has. A token
+limited to some servers sees those only, and list says so.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -30,6 +31,9 @@ is approved and enabled, its status and how many tools it has.
 			}
 			var list []servers.Server
 			if err := c.do(ctx, "GET", "/api/servers", nil, &list); err != nil {
+				return err
+			}
+			if err := c.sayScope(ctx, stdio.Err); err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(stdio.Out, 2, 4, 2, ' ', 0)

@@ -222,6 +222,18 @@ func TestConnectPage(t *testing.T) {
 	if len(list) != 1 || list[0].ID != gh {
 		t.Errorf("the connect token sees %+v", list)
 	}
+	// And it is told so: the session names its scope, as /api/tokens does.
+	var session map[string]any
+	agent.must("GET", "/api/session", nil, 200, &session)
+	if session["scoped"] != true || !cmp.Equal(session["servers"], []any{float64(gh)}) {
+		t.Errorf("the connect token's session: %v", session)
+	}
+	var all struct{ Token string }
+	b.must("POST", "/api/tokens", map[string]string{"name": "cli"}, 201, &all)
+	(&client{ts: ts, http: b.http, token: all.Token}).must("GET", "/api/session", nil, 200, &session)
+	if v, ok := session["servers"]; session["scoped"] != false || !ok || v != nil {
+		t.Errorf("an unscoped token's session: %v", session)
+	}
 
 	if page := b.mustPage("POST", "/connect/token", url.Values{"name": {""}}, 400); !strings.Contains(page, "token name") {
 		t.Error("a token without a name: no explanation")
