@@ -120,7 +120,7 @@ func TestREADMEFirstScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	goEnv, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
-	caches := strings.Fields(string(goEnv))
+	caches := strings.Split(strings.TrimSpace(string(goEnv)), "\n")
 	if err != nil || len(caches) != 2 {
 		t.Fatalf("go env: %v %q", err, goEnv)
 	}
