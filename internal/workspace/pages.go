@@ -1044,13 +1044,10 @@ func defaultTokenFile() string {
 	return filepath.Join(home, ".zero", ClientTokenFile)
 }
 
-// program is the zero binary the client entries run, by its absolute
-// path with links resolved: a client starts it with its own PATH, which
-// need not hold zero. Options.Program, else this process's own binary.
+// program is the zero binary the client entries run: this process's own,
+// by its absolute path with links resolved, since a client starts it with
+// its own PATH, which need not hold zero.
 func (w *Workspace) program() string {
-	if w.opts.Program != "" {
-		return w.opts.Program
-	}
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)

@@ -87,10 +87,6 @@ type Options struct {
 	// GITHUB_TOKEN or gh's).
 	GitHubURL   string
 	GitHubToken string
-	// Program is the zero binary the Connect page's client entries run, an
-	// absolute path; "" is this process's own (os.Executable, links
-	// resolved).
-	Program string
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
