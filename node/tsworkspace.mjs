@@ -1,6 +1,6 @@
 // tsworkspace.mjs: the official TypeScript SDK client uses a running zero serve's approved tools twice: over its
 // /mcp endpoint (StreamableHTTPClientTransport, bearer token from $ZERO_TOKEN) and over the stdio bridge
-// `zero mcp workspace` (StdioClientTransport, which reads $ZERO_HOME/cli-token). The workspace must offer
+// `zero mcp workspace` (StdioClientTransport, which reads $ZERO_HOME/client-token). The workspace must offer
 // files (zero mcp filesystem DIR, holding note.txt) and remote (a greet tool). Used by cmd/zero's end-to-end
 // test; prints one JSON line: {"ok": true, "calls": N} or {"ok": false, "error": "..."}.
 //

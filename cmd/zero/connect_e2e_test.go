@@ -25,7 +25,7 @@ import (
 // servers: files, Zero's own `zero mcp filesystem` on dir (stdio), and
 // remote, a streamable HTTP server on a loopback TLS listener whose
 // certificate zero serve trusts through --local-ca. The token for every
-// server is in $ZERO_HOME/cli-token, where the bridge reads it.
+// server is in $ZERO_HOME/client-token, where the bridge reads it.
 type connectFixture struct {
 	p     *serveProcess
 	dir   string
@@ -59,7 +59,10 @@ func startConnectFixture(t *testing.T) connectFixture {
 		"args": []string{"mcp", "filesystem", dir}}, nil)
 	wsAdd(t, p, browser, headers, map[string]any{"name": "remote", "kind": "http", "url": remote.URL + "/mcp"}, nil)
 	saveToken(t, p, browser, headers)
-	token, err := os.ReadFile(filepath.Join(p.home, "cli-token"))
+	if err := os.Rename(filepath.Join(p.home, "cli-token"), filepath.Join(p.home, "client-token")); err != nil {
+		t.Fatal(err)
+	}
+	token, err := os.ReadFile(filepath.Join(p.home, "client-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +161,7 @@ func TestConnectTypeScriptClient(t *testing.T) {
 // page). Neither writes anything to stdout, where the client reads.
 func TestBridgeSaysWhatToDo(t *testing.T) {
 	p := startServe(t, nil)
-	if err := os.WriteFile(filepath.Join(p.home, "cli-token"), []byte("zt_not-a-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(p.home, "client-token"), []byte("zt_not-a-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	closed := testnet.Listen(t)
@@ -170,7 +173,7 @@ func TestBridgeSaysWhatToDo(t *testing.T) {
 	}{
 		{"10.1.2.3:7077", "--addr: ", 2},
 		{closedAddr, "is zero serve running?", 1},
-		{strings.TrimPrefix(p.base, "http://"), "refused the token in " + filepath.Join(p.home, "cli-token") + " (revoked, or another workspace's): create a new token on " + p.base + "/connect", 1},
+		{strings.TrimPrefix(p.base, "http://"), "refused the token in " + filepath.Join(p.home, "client-token") + " (revoked, or another workspace's): create a new token on " + p.base + "/connect", 1},
 	} {
 		cmd := exec.Command(zeroBinary(t), "mcp", "workspace", "--addr", tc.addr)
 		cmd.Env = append(os.Environ(), "ZERO_HOME="+p.home)

@@ -9,25 +9,29 @@ import (
 
 	"github.com/zero-dev/zero/internal/mcpbridge"
 	"github.com/zero-dev/zero/internal/mcpserver"
+	"github.com/zero-dev/zero/internal/workspace"
 )
 
 // mcpWorkspaceCommand is the stdio bridge to a running workspace's /mcp
 // endpoint: one mcpServers entry gives a local client every approved tool.
 func mcpWorkspaceCommand() *Command {
 	fs := flag.NewFlagSet("zero mcp workspace", flag.ContinueOnError)
-	api := defineAPIFlags(fs)
+	api := defineTokenFlags(fs, &apiFlags{defaultFile: workspace.ClientTokenFile, page: "the Connect a client page, %s/connect",
+		formerFile: workspace.CLITokenFile})
 	return &Command{
 		Name:      "workspace",
 		UsageLine: "mcp workspace [--addr ADDR] [--token-file FILE]",
 		Short:     "bridge a local MCP client (stdio) to a running zero serve's approved tools",
 		Long: `Mcp workspace passes an MCP client's messages, on stdin and stdout, to the
 /mcp endpoint of a running zero serve, with the bearer token from
-$ZERO_HOME/cli-token (or --token-file), and passes the answers back. The
+$ZERO_HOME/client-token (or --token-file), and passes the answers back. The
 client sees the tools of the workspace's enabled, approved servers that the
 token may use, named SERVER__TOOL, and gets notifications/tools/list_changed
 when they change. The Connect a client page (http://127.0.0.1:7077/connect)
 shows the mcpServers entry for Claude Desktop, VS Code, Cursor and Claude
-Code, and makes a token for it.
+Code, and makes a token for it, often limited to some servers, with the
+command that saves it in client-token. The CLI's token (zero servers) is in
+another file, cli-token, which the bridge never reads in its place.
 
 The workspace must be on loopback: the token is sent nowhere else. Before
 relaying anything the bridge checks that the workspace answers and takes the

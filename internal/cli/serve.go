@@ -39,7 +39,9 @@ Whoever can read $ZERO_HOME is its owner: the directory holds the database
 and the key that decrypts the secrets.
 
 One zero serve runs per $ZERO_HOME: it holds $ZERO_HOME/serve.lock, which
-names its URL, and a second one says where the first runs and exits 1.
+names its URL, and a second one says where the first runs and exits 1. On
+an address another program holds, it exits 1 before it creates anything,
+naming a free port to give --addr.
 
 Secrets are sealed with $ZERO_HOME/secrets.key, made at the first start, or
 with the key ZERO_SECRETS_KEY_FILE names (32 bytes, mode 0600), which must

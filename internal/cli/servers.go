@@ -38,14 +38,26 @@ session, with the edit route (PUT /api/servers/{id}), which approves too.
 	}
 }
 
-// apiFlags are the flags of every servers subcommand: where the workspace
-// is, and the token's file.
-type apiFlags struct{ addr, tokenFile string }
+// apiFlags are the flags of every command that calls a running
+// workspace: where it is, and the token's file.
+type apiFlags struct {
+	addr, tokenFile string
+	defaultFile     string // the token's file in $ZERO_HOME without --token-file
+	page            string // the workspace's page that makes such a token
+	// formerFile is the file in $ZERO_HOME an older zero read this token
+	// from, if it was another.
+	formerFile string
+}
 
+// defineAPIFlags defines the flags of a zero servers subcommand, which
+// reads the CLI's token.
 func defineAPIFlags(fs *flag.FlagSet) *apiFlags {
-	a := &apiFlags{}
+	return defineTokenFlags(fs, &apiFlags{defaultFile: workspace.CLITokenFile, page: "the Tokens page, %s/tokens"})
+}
+
+func defineTokenFlags(fs *flag.FlagSet, a *apiFlags) *apiFlags {
 	fs.StringVar(&a.addr, "addr", workspace.DefaultAddr, "the workspace's address `ADDR`, on loopback")
-	fs.StringVar(&a.tokenFile, "token-file", "", "the `FILE` holding the bearer token, mode 0600 (default $ZERO_HOME/cli-token)")
+	fs.StringVar(&a.tokenFile, "token-file", "", "the `FILE` holding the bearer token, mode 0600 (default $ZERO_HOME/"+a.defaultFile+")")
 	return a
 }
 
@@ -62,25 +74,50 @@ func (a *apiFlags) client() (*apiClient, error) {
 		// bounds a whole exchange.
 		http: netguard.NewClient(netguard.Options{Timeout: time.Minute, MaxBody: 16 << 20}),
 	}
+	page := fmt.Sprintf(a.page, c.base)
 	if c.tokenFile == "" {
 		home, err := zeroHome()
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		c.tokenFile = filepath.Join(home, "cli-token")
+		c.tokenFile = filepath.Join(home, a.defaultFile)
+		if err := a.moved(c.tokenFile, home, page); err != nil {
+			return nil, usagef("%v", err)
+		}
 	}
 	var err error
-	if c.token, err = readToken(c.tokenFile, c.base); err != nil {
+	if c.token, err = readToken(c.tokenFile, page); err != nil {
 		return nil, usagef("%v", err)
 	}
 	return c, nil
 }
 
-// readToken reads a bearer token from a file only its owner may read.
-func readToken(path, base string) (string, error) {
+// moved says what to do when the default token file is missing but the
+// file an older zero read in its place is there: it is another command's
+// now, and is never read in its place, since it may hold a token for more
+// servers.
+func (a *apiFlags) moved(file, home, page string) error {
+	if a.formerFile == "" {
+		return nil
+	}
+	former := filepath.Join(home, a.formerFile)
+	if _, err := os.Lstat(file); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Lstat(former); err != nil {
+		return nil
+	}
+	return fmt.Errorf("no token file %s; %s is the CLI's token now, and is not read in its place: "+
+		"if the token there was made for this client, move it (mv %s %s); else create a token on %s and save it with the command shown there",
+		file, former, former, file, page)
+}
+
+// readToken reads a bearer token from a file only its owner may read;
+// page names where such a token is made.
+func readToken(path, page string) (string, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("no token file %s: create a token on the Tokens page, %s/tokens, and save it there with mode 0600", path, base)
+		return "", fmt.Errorf("no token file %s: create a token on %s, and save it there with mode 0600", path, page)
 	}
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
@@ -94,7 +131,7 @@ func readToken(path, base string) (string, error) {
 	}
 	token := strings.TrimSpace(string(b))
 	if token == "" {
-		return "", fmt.Errorf("token file %s is empty: create a token on the Tokens page, %s/tokens, and save it there with mode 0600", path, base)
+		return "", fmt.Errorf("token file %s is empty: create a token on %s, and save it there with mode 0600", path, page)
 	}
 	return token, nil
 }
@@ -146,4 +183,26 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 		return fmt.Errorf("the token in %s was refused (revoked, or from another workspace): create a new one on the Tokens page, %s/tokens, and save it there with mode 0600", a.tokenFile, a.base)
 	}
 	return fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, e.Error.Code, e.Error.Message)
+}
+
+// sayScope writes to w that the token sees only some servers, if it is
+// limited to them: what it lists is then a part of the workspace.
+func (a *apiClient) sayScope(ctx context.Context, w io.Writer) error {
+	var s struct {
+		Scoped  bool    `json:"scoped"`
+		Servers []int64 `json:"servers"`
+	}
+	if err := a.do(ctx, "GET", "/api/session", nil, &s); err != nil {
+		return err
+	}
+	if !s.Scoped {
+		return nil
+	}
+	n := fmt.Sprintf("%d servers", len(s.Servers))
+	if len(s.Servers) == 1 {
+		n = "1 server"
+	}
+	_, err := fmt.Fprintf(w, "The token in %s is limited to %s: only those are listed, and the workspace may have more. "+
+		"A token for all servers, from %s/tokens, lists every one.\n", a.tokenFile, n, a.base)
+	return err
 }

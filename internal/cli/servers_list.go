@@ -19,7 +19,8 @@ func serversListCommand() *Command {
 		Long: `List prints every server of the workspace: its id, name, kind, whether it
 is approved and enabled, its status and how many tools it has. NOTE flags a
 stdio server that cannot run as it is: its command resolves to no program,
-or to another program than the one approved.
+or to another program than the one approved. A token limited to some
+servers sees those only, and list says so.
 `,
 		Flag: fs,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
@@ -32,6 +33,9 @@ or to another program than the one approved.
 			}
 			var list []servers.Server
 			if err := c.do(ctx, "GET", "/api/servers", nil, &list); err != nil {
+				return err
+			}
+			if err := c.sayScope(ctx, stdio.Err); err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(stdio.Out, 2, 4, 2, ' ', 0)

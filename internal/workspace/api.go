@@ -318,6 +318,15 @@ func (w *Workspace) session(_ *http.Request, c *auth.Caller) (any, error) {
 	if c.Kind == auth.Browser {
 		out["csrf_token"] = c.CSRF()
 	}
+	if c.Kind == auth.Bearer {
+		// The token's scope, as GET /api/tokens gives it: a scoped token's
+		// client can then say that what it lists is a part.
+		var scope []int64
+		if c.Scoped {
+			scope = append([]int64{}, c.Servers...)
+		}
+		out["scoped"], out["servers"] = c.Scoped, scope
+	}
 	return out, nil
 }
 

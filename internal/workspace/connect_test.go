@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -69,27 +70,33 @@ func checkMarkup(t *testing.T, name, page, csrf string) {
 	}
 }
 
-// TestClientConfigs: each client's configuration runs the bridge, with
-// --addr and --token-file only where its defaults would miss the
-// workspace, or names the MCP endpoint with a bearer header.
+// TestClientConfigs: each client's configuration runs the bridge by the
+// zero program's absolute path, with --addr and --token-file only where
+// its defaults would miss the workspace, or names the MCP endpoint with a
+// bearer header that carries the token once one is made.
 func TestClientConfigs(t *testing.T) {
-	const defaultFile = "/home/ada/.zero/cli-token"
+	const defaultFile = "/home/ada/.zero/client-token"
+	const program = "/home/ada/go/bin/zero"
 	for _, tc := range []struct {
-		addr, tokenFile string
-		args            []string
+		addr, tokenFile, token string
+		args                   []string
 	}{
-		{DefaultAddr, defaultFile, []string{"mcp", "workspace"}},
-		{"127.0.0.1:8080", defaultFile, []string{"mcp", "workspace", "--addr", "127.0.0.1:8080"}},
-		{DefaultAddr, "/srv/zero home/cli-token", []string{"mcp", "workspace", "--token-file", "/srv/zero home/cli-token"}},
+		{DefaultAddr, defaultFile, "", []string{"mcp", "workspace"}},
+		{"127.0.0.1:8080", defaultFile, "zt_made", []string{"mcp", "workspace", "--addr", "127.0.0.1:8080"}},
+		{DefaultAddr, "/srv/zero home/client-token", "", []string{"mcp", "workspace", "--token-file", "/srv/zero home/client-token"}},
 	} {
 		args := bridgeArgs(tc.addr, tc.tokenFile, defaultFile)
 		if diff := cmp.Diff(tc.args, args); diff != "" {
 			t.Errorf("%s %s: args (-want +got):\n%s", tc.addr, tc.tokenFile, diff)
 		}
 		base := "http://" + tc.addr
-		stdio := map[string]any{"command": "zero", "args": toAny(tc.args)}
-		vscode := map[string]any{"type": "stdio", "command": "zero", "args": toAny(tc.args)}
-		headers := map[string]any{"Authorization": "Bearer <token>"}
+		stdio := map[string]any{"command": program, "args": toAny(tc.args)}
+		vscode := map[string]any{"type": "stdio", "command": program, "args": toAny(tc.args)}
+		bearer := "Bearer <token>"
+		if tc.token != "" {
+			bearer = "Bearer " + tc.token
+		}
+		headers := map[string]any{"Authorization": bearer}
 		want := map[string]any{
 			"config-claude-desktop": map[string]any{"mcpServers": map[string]any{"zero": stdio}},
 			"config-cursor":         map[string]any{"mcpServers": map[string]any{"zero": stdio}},
@@ -98,9 +105,9 @@ func TestClientConfigs(t *testing.T) {
 			"config-vscode-http":    map[string]any{"servers": map[string]any{"zero": map[string]any{"type": "http", "url": base + "/mcp", "headers": headers}}},
 		}
 		got := map[string]any{}
-		for _, c := range clientConfigs(base, args) {
+		for _, c := range clientConfigs(base, program, args, tc.token) {
 			if c.ID == "config-claude-code" {
-				wantLine := "claude mcp add zero -- zero " + strings.Join(tc.args, " ")
+				wantLine := "claude mcp add zero -- " + program + " " + strings.Join(tc.args, " ")
 				if strings.Contains(tc.tokenFile, " ") {
 					wantLine = strings.Replace(wantLine, tc.tokenFile, "'"+tc.tokenFile+"'", 1)
 				}
@@ -108,6 +115,9 @@ func TestClientConfigs(t *testing.T) {
 					t.Errorf("Claude Code: %s, want %s", c.Text, wantLine)
 				}
 				continue
+			}
+			if strings.HasSuffix(c.ID, "-http") && !strings.Contains(c.Help, "MCP Inspector's CLI") {
+				t.Errorf("%s's help does not send clients without headers to the stdio entry: %q", c.ID, c.Help)
 			}
 			var v any
 			if err := json.Unmarshal([]byte(c.Text), &v); err != nil {
@@ -120,9 +130,9 @@ func TestClientConfigs(t *testing.T) {
 		}
 	}
 	// The exact text for the default workspace, as a person copies it.
-	for _, c := range clientConfigs("http://"+DefaultAddr, bridgeArgs(DefaultAddr, defaultFile, defaultFile)) {
+	for _, c := range clientConfigs("http://"+DefaultAddr, program, bridgeArgs(DefaultAddr, defaultFile, defaultFile), "") {
 		if c.ID == "config-claude-desktop" {
-			want := "{\n  \"mcpServers\": {\n    \"zero\": {\n      \"command\": \"zero\",\n      \"args\": [\n        \"mcp\",\n        \"workspace\"\n      ]\n    }\n  }\n}"
+			want := "{\n  \"mcpServers\": {\n    \"zero\": {\n      \"command\": \"/home/ada/go/bin/zero\",\n      \"args\": [\n        \"mcp\",\n        \"workspace\"\n      ]\n    }\n  }\n}"
 			if c.Text != want {
 				t.Errorf("Claude Desktop's configuration:\n%s\nwant\n%s", c.Text, want)
 			}
@@ -151,7 +161,14 @@ func TestConnectPage(t *testing.T) {
 	checkMarkup(t, "/connect", page, b.csrf)
 	blocks := preBlocks(t, page)
 	addr := strings.TrimPrefix(ts.base, "http://")
-	tokenFile := filepath.Join(ts.home, "cli-token")
+	tokenFile := filepath.Join(ts.home, "client-token")
+	program, err := os.Executable() // the zero program the entries run: here, the test's
+	if err == nil {
+		program, err = filepath.EvalSymlinks(program)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	var desktop struct {
 		MCPServers map[string]struct {
 			Command string   `json:"command"`
@@ -162,8 +179,8 @@ func TestConnectPage(t *testing.T) {
 		t.Fatalf("config-claude-desktop: %v: %q", err, blocks["config-claude-desktop"])
 	}
 	wantArgs := []string{"mcp", "workspace", "--addr", addr, "--token-file", tokenFile}
-	if z := desktop.MCPServers["zero"]; z.Command != "zero" || !cmp.Equal(z.Args, wantArgs) {
-		t.Errorf("Claude Desktop's configuration: %+v, want args %q", z, wantArgs)
+	if z := desktop.MCPServers["zero"]; z.Command != program || !cmp.Equal(z.Args, wantArgs) {
+		t.Errorf("Claude Desktop's configuration: %+v, want %s with args %q", z, program, wantArgs)
 	}
 	for _, id := range []string{"config-vscode", "config-cursor", "config-claude-code", "config-http", "config-vscode-http"} {
 		if !strings.Contains(blocks[id], addr) {
@@ -198,8 +215,14 @@ func TestConnectPage(t *testing.T) {
 	if !strings.HasPrefix(token, "zt_") || save != `umask 077; printf '%s\n' `+token+` > `+tokenFile || !strings.Contains(shown, `id="new-token" class="token">`+token+`<`) {
 		t.Fatalf("the save command: %q", save)
 	}
-	if again := b.mustPage("GET", loc, nil, 200); strings.Contains(again, token) || !strings.Contains(again, "shown once") {
-		t.Error("a reload shows the token again")
+	// The streamable HTTP entries carry it, on this page only.
+	for _, id := range []string{"config-http", "config-vscode-http"} {
+		if entry := preBlocks(t, shown)[id]; !strings.Contains(entry, `"Authorization": "Bearer `+token+`"`) || strings.Contains(entry, "<token>") {
+			t.Errorf("%s after the token was made: %s", id, entry)
+		}
+	}
+	if again := b.mustPage("GET", loc, nil, 200); strings.Contains(again, token) || !strings.Contains(again, "shown once") || !strings.Contains(again, "Bearer &lt;token&gt;") {
+		t.Error("a reload shows the token again, or no placeholder")
 	}
 	// The command does what it says.
 	if sh, err := exec.LookPath("sh"); err == nil {
@@ -220,6 +243,18 @@ func TestConnectPage(t *testing.T) {
 	agent.must("GET", "/api/servers", nil, 200, &list)
 	if len(list) != 1 || list[0].ID != gh {
 		t.Errorf("the connect token sees %+v", list)
+	}
+	// And it is told so: the session names its scope, as /api/tokens does.
+	var session map[string]any
+	agent.must("GET", "/api/session", nil, 200, &session)
+	if session["scoped"] != true || !cmp.Equal(session["servers"], []any{float64(gh)}) {
+		t.Errorf("the connect token's session: %v", session)
+	}
+	var all struct{ Token string }
+	b.must("POST", "/api/tokens", map[string]string{"name": "cli"}, 201, &all)
+	(&client{ts: ts, http: b.http, token: all.Token}).must("GET", "/api/session", nil, 200, &session)
+	if v, ok := session["servers"]; session["scoped"] != false || !ok || v != nil {
+		t.Errorf("an unscoped token's session: %v", session)
 	}
 
 	if page := b.mustPage("POST", "/connect/token", url.Values{"name": {""}}, 400); !strings.Contains(page, "token name") {
@@ -253,5 +288,44 @@ func TestConnectPageOwnerOnly(t *testing.T) {
 	}
 	if page := m.mustPage("GET", "/servers", nil, 200); strings.Contains(page, `href="/connect"`) || strings.Contains(page, `id="import-servers"`) {
 		t.Error("a member's page links to the owner's Connect or Import page")
+	}
+}
+
+// TestTokenRefused: a request whose bearer token is refused (mistyped,
+// the Connect page's placeholder, revoked) is told the token was refused,
+// on the API and on /mcp, with the stable code unauthenticated; one with
+// no credentials is told to sign in.
+func TestTokenRefused(t *testing.T) {
+	ts := start(t, Options{})
+	revoked := ts.bearer()
+	var toks []struct {
+		ID int64 `json:"id"`
+	}
+	ts.browser.must("GET", "/api/tokens", nil, 200, &toks)
+	ts.browser.must("DELETE", "/api/tokens/"+itoa(toks[0].ID), nil, 200, nil)
+	body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "0"}}}
+	accept := func(r *http.Request) { r.Header.Set("Accept", "application/json, text/event-stream") }
+	message := func(data []byte) string {
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		json.Unmarshal(data, &e)
+		return e.Error.Code + ": " + e.Error.Message
+	}
+	const refused = "unauthenticated: the bearer token was refused (revoked, or not this workspace's): create a new one on the Connect a client or Tokens page"
+	for _, tc := range []struct{ name, token, want string }{
+		{"no credentials", "", "unauthenticated: not signed in: open a login link, or send a bearer token"},
+		{"a mistyped token", "zt_mistyped", refused},
+		{"the placeholder", "<token>", refused},
+		{"a revoked token", revoked.token, refused},
+	} {
+		c := &client{ts: ts, http: &http.Client{}, token: tc.token}
+		if st, data := c.do("GET", "/api/servers", nil); st != 401 || message(data) != tc.want {
+			t.Errorf("%s on the API: %d %s, want 401 %s", tc.name, st, data, tc.want)
+		}
+		if st, data := c.do("POST", "/mcp", body, accept); st != 401 || message(data) != tc.want {
+			t.Errorf("%s on /mcp: %d %s, want 401 %s", tc.name, st, data, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/store"
 )
@@ -44,6 +46,43 @@ func (e *RunningError) Error() string {
 	}
 	return fmt.Sprintf("a zero serve is already running on %s at %s (pid %d): use it, or stop it first; 'zero login' prints a new login link",
 		e.Home, e.URL, e.PID)
+}
+
+// listen takes zero serve's address before anything is made or opened
+// under home. An address in use is the running server's, if home has one,
+// or another program's: then it says how to pick another port.
+func listen(l localhttp.Listen, home string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", l.Addr)
+	if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+		return ln, err
+	}
+	if srv, rerr := running(home); rerr == nil {
+		return nil, &RunningError{Home: home, URL: srv.URL, PID: srv.PID}
+	}
+	msg := fmt.Sprintf("%s is in use by another program: pick another port with --addr", l.Addr)
+	if _, port, _ := net.SplitHostPort(l.Addr); port != "" {
+		if free := freePort(l.Host, port); free != "" {
+			msg += ", such as zero serve --addr " + free
+		}
+	}
+	return nil, errors.New(msg)
+}
+
+// freePort returns an address on host with a port just above port that is
+// free at this moment, or "".
+func freePort(host, port string) string {
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return ""
+	}
+	for p := n + 1; p <= n+100 && p < 1<<16; p++ {
+		addr := net.JoinHostPort(host, strconv.Itoa(p))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	return ""
 }
 
 // serveLock is the held lock of a running zero serve.

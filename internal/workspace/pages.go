@@ -1028,6 +1028,7 @@ type connectData struct {
 	Configs           []clientConfig
 	URL               string // of the MCP endpoint
 	TokenFile         string // where the bridge reads the token
+	Program           string // the zero binary the entries run
 	Servers           []serverChoice
 	NewName, NewToken string
 	SaveCommand       string // saves NewToken in TokenFile
@@ -1040,18 +1041,41 @@ type clientConfig struct {
 	ID, Client, File, Text, Help string
 }
 
-// tokenFile is where zero servers and the bridge (zero mcp workspace) read
-// the bearer token with $ZERO_HOME set to the workspace's home.
-func (w *Workspace) tokenFile() string { return filepath.Join(w.opts.Home, "cli-token") }
+// The token files under $ZERO_HOME: the stdio bridge's, which the Connect
+// page's command saves (often a token scoped to some servers), and the
+// CLI's (zero servers). They are apart so that setting up one never
+// replaces the other's token.
+const (
+	ClientTokenFile = "client-token"
+	CLITokenFile    = "cli-token"
+)
+
+// tokenFile is where the bridge (zero mcp workspace) reads the bearer
+// token with $ZERO_HOME set to the workspace's home.
+func (w *Workspace) tokenFile() string { return filepath.Join(w.opts.Home, ClientTokenFile) }
 
 // defaultTokenFile is where the bridge reads the token when a client starts
-// it with ZERO_HOME unset: ~/.zero/cli-token.
+// it with ZERO_HOME unset: ~/.zero/client-token.
 func defaultTokenFile() string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(home, ".zero", "cli-token")
+	return filepath.Join(home, ".zero", ClientTokenFile)
+}
+
+// program is the zero binary the client entries run: this process's own,
+// by its absolute path with links resolved, since a client starts it with
+// its own PATH, which need not hold zero.
+func (w *Workspace) program() string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "zero"
+	}
+	return exe
 }
 
 // bridgeArgs are the arguments of the stdio bridge, zero mcp workspace, for
@@ -1069,9 +1093,10 @@ func bridgeArgs(addr, tokenFile, defaultFile string) []string {
 }
 
 // clientConfigs writes each client's configuration for the workspace at
-// base (http://host:port): the stdio bridge with args, and the MCP
-// endpoint itself for clients that speak streamable HTTP.
-func clientConfigs(base string, args []string) []clientConfig {
+// base (http://host:port): the stdio bridge, program with args, and the
+// MCP endpoint itself for clients that speak streamable HTTP, with token
+// in its header, or a placeholder before a token is made.
+func clientConfigs(base, program string, args []string, token string) []clientConfig {
 	type stdio struct {
 		Type    string   `json:"type,omitempty"`
 		Command string   `json:"command"`
@@ -1090,22 +1115,28 @@ func clientConfigs(base string, args []string) []clientConfig {
 		enc.Encode(map[string]map[string]any{list: {"zero": entry}})
 		return strings.TrimSuffix(b.String(), "\n")
 	}
-	bridge := stdio{Command: "zero", Args: args}
-	headers := map[string]string{"Authorization": "Bearer <token>"}
+	bridge := stdio{Command: program, Args: args}
+	first := "It carries the new token, shown this once."
+	if token == "" {
+		token = "<token>"
+		first = "Create a token above: this entry then carries it, on the page that shows the token once."
+	}
+	noHeader := " A client with no way to set a header (such as the MCP Inspector's CLI) uses a stdio entry above instead."
+	headers := map[string]string{"Authorization": "Bearer " + token}
 	endpoint := base + "/mcp"
 	return []clientConfig{
 		{ID: "config-claude-desktop", Client: "Claude Desktop", File: "claude_desktop_config.json", Text: text("mcpServers", bridge),
 			Help: "Settings, Developer, Edit Config opens the file. Restart Claude Desktop after saving it."},
-		{ID: "config-vscode", Client: "VS Code", File: ".vscode/mcp.json", Text: text("servers", stdio{Type: "stdio", Command: "zero", Args: args}),
+		{ID: "config-vscode", Client: "VS Code", File: ".vscode/mcp.json", Text: text("servers", stdio{Type: "stdio", Command: program, Args: args}),
 			Help: "In a folder you open in VS Code; the command MCP: Open User Configuration opens the file for every folder."},
 		{ID: "config-cursor", Client: "Cursor", File: "~/.cursor/mcp.json", Text: text("mcpServers", bridge),
 			Help: "Or .cursor/mcp.json in a project, for that project only."},
-		{ID: "config-claude-code", Client: "Claude Code", Text: web.CommandLine("claude", append([]string{"mcp", "add", "zero", "--", "zero"}, args...)),
-			Help: "Run it in a terminal, in the project; add --scope user before zero for every project."},
+		{ID: "config-claude-code", Client: "Claude Code", Text: web.CommandLine("claude", append([]string{"mcp", "add", "zero", "--", program}, args...)),
+			Help: "Run it in a terminal, in the project; add --scope user after mcp add for every project."},
 		{ID: "config-http", Client: "A client that speaks streamable HTTP (Cursor, and others)", Text: text("mcpServers", remote{URL: endpoint, Headers: headers}),
-			Help: "Replace <token> with the token; the client then keeps it in its own configuration file."},
+			Help: first + " The client keeps it in its own configuration file." + noHeader},
 		{ID: "config-vscode-http", Client: "VS Code, over streamable HTTP", File: ".vscode/mcp.json", Text: text("servers", remote{Type: "http", URL: endpoint, Headers: headers}),
-			Help: "Replace <token> with the token; VS Code then keeps it in this file."},
+			Help: first + " VS Code keeps it in this file." + noHeader},
 	}
 }
 
@@ -1126,8 +1157,8 @@ func (w *Workspace) showConnect(rw http.ResponseWriter, r *http.Request, c *auth
 	if d.Servers, err = w.serverChoices(r.Context()); err != nil {
 		return err
 	}
-	d.TokenFile, d.URL = w.tokenFile(), w.base+"/mcp"
-	d.Configs = clientConfigs(w.base, bridgeArgs(strings.TrimPrefix(w.base, "http://"), d.TokenFile, defaultTokenFile()))
+	d.TokenFile, d.URL, d.Program = w.tokenFile(), w.base+"/mcp", w.program()
+	d.Configs = clientConfigs(w.base, d.Program, bridgeArgs(strings.TrimPrefix(w.base, "http://"), d.TokenFile, defaultTokenFile()), d.NewToken)
 	if d.NewToken != "" {
 		d.SaveCommand = "umask 077; " + web.CommandLine("printf", []string{`%s\n`, d.NewToken}) + " > " + web.CommandLine(d.TokenFile, nil)
 	}

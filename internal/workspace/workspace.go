@@ -369,6 +369,11 @@ func Serve(ctx context.Context, o Options, addr string) error {
 	if o.GOGC == "" {
 		debug.SetGCPercent(serveGCPercent)
 	}
+	ln, err := listen(l, o.Home) // first: a port in use leaves the home as it was
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	lock, err := lockServe(o.Home) // one server per home: see home.go
 	if err != nil {
 		return err
@@ -379,10 +384,6 @@ func Serve(ctx context.Context, o Options, addr string) error {
 		return err
 	}
 	defer w.Close()
-	ln, err := net.Listen("tcp", l.Addr)
-	if err != nil {
-		return err
-	}
 	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port), ReadHeaderTimeout: 10 * time.Second}
 	if err := lock.publish(w.base); err != nil {
 		return fmt.Errorf("write %s: %w", serveLockFile, err)

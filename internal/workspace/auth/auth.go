@@ -67,6 +67,11 @@ var (
 	ErrCSRF            = errors.New("missing or wrong CSRF token")
 )
 
+// ErrTokenRefused is a request's bearer token that is no token of this
+// workspace (revoked, mistyped, or another workspace's): 401
+// unauthenticated, as ErrUnauthenticated, with what to do instead.
+var ErrTokenRefused = errors.New("the bearer token was refused (revoked, or not this workspace's): create a new one on the Connect a client or Tokens page")
+
 // A LinkError is a refused login link: why, and whose link it was ("" for
 // a link never issued).
 type LinkError struct {
@@ -280,7 +285,7 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		token, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok || !strings.HasPrefix(token, TokenPrefix) {
-			return nil, ErrUnauthenticated
+			return nil, ErrTokenRefused
 		}
 		h := hash(token)
 		s.mu.Lock()
@@ -293,7 +298,7 @@ func (s *Service) Identify(r *http.Request) (*Caller, error) {
 			err := s.db.QueryRowContext(ctx, `SELECT t.id, t.first_used_at, t.scoped, u.id, u.name, u.role FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`,
 				h).Scan(&b.tokenID, &firstUsed, &b.scoped, &b.userID, &b.user, &b.role)
 			if err != nil {
-				return nil, ErrUnauthenticated
+				return nil, ErrTokenRefused
 			}
 			if firstUsed == "" {
 				res, err := s.db.ExecContext(ctx, `UPDATE tokens SET first_used_at = ? WHERE id = ? AND first_used_at = ''`, stamp(s.now()), b.tokenID)
