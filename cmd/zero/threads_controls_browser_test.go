@@ -12,20 +12,6 @@ import (
 	"github.com/zero-dev/zero/internal/model/modeltest"
 )
 
-// openNewThread makes a thread titled title on the threads page and waits
-// for its page to be live.
-func openNewThread(t *testing.T, tab context.Context, srv *serveProcess, title string) {
-	t.Helper()
-	do(t, tab,
-		chromedp.Navigate(srv.base+"/threads"),
-		chromedp.WaitVisible(chromedp.ID("thread-title")),
-		chromedp.SendKeys(chromedp.ID("thread-title"), title),
-		chromedp.Click(chromedp.ID("create-thread")),
-		chromedp.WaitVisible(chromedp.ID("prompt")),
-		chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
-	)
-}
-
 // send types text in the message box and sends it with Ctrl+Enter.
 func send(t *testing.T, tab context.Context, text string) {
 	t.Helper()
@@ -48,7 +34,7 @@ func TestBrowserThreadKeysAfterSend(t *testing.T) {
 	ms := modeltest.New(t)
 	ms.Push(modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("call_1", "tools__echo", `{"x": 1}`)}}, modeltest.Reply{Text: "Echoed."})
 	threadSetup(t, tab, srv, ms)
-	openNewThread(t, tab, srv, "Keys")
+	newThread(t, tab, srv, "Keys")
 	send(t, tab, "Echo x=1, please.")
 	do(t, tab, chromedp.WaitVisible(chromedp.CSS(`.approval[data-status="pending"] button[data-answer="once"]`)))
 	if got := focused(t, tab); got != "prompt" {
@@ -84,7 +70,7 @@ func TestBrowserAllowances(t *testing.T) {
 	ms.Push(echo, modeltest.Reply{Text: "One."}, echo, modeltest.Reply{Text: "Two."}, echo, modeltest.Reply{Text: "Three."})
 	seen := record(t, tab)
 	threadSetup(t, tab, srv, ms)
-	openNewThread(t, tab, srv, "Allowed")
+	newThread(t, tab, srv, "Allowed")
 	send(t, tab, "one")
 	do(t, tab,
 		chromedp.Click(chromedp.CSS(`.approval[data-status="pending"] button[data-answer="always"]`)),
@@ -142,7 +128,7 @@ func TestBrowserThreadRetryRegenerateEdit(t *testing.T) {
 	ms := modeltest.New(t)
 	ms.Push(modeltest.Reply{Error: "overloaded"}, modeltest.Reply{Text: "One is one."}, modeltest.Reply{Text: "One, again."}, modeltest.Reply{Text: "Two is two."})
 	threadSetup(t, tab, srv, ms)
-	openNewThread(t, tab, srv, "Again")
+	newThread(t, tab, srv, "Again")
 	send(t, tab, "What is one?")
 	do(t, tab, chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="failed"]`)), chromedp.WaitVisible(chromedp.ID("retry")))
 	screenshot(t, tab, "thread-failed")
