@@ -118,3 +118,27 @@ func TestLaunchBound(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelJustAfterStart: a cancellation that comes once the process has
+// started, while its launch is still returning it, kills the process, which
+// Run reports as killed, as a later cancellation is; it is not a launch
+// that failed (CI saw "launch: context canceled" for a child that had run).
+func TestCancelJustAfterStart(t *testing.T) {
+	roots, dir := workspace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setStartHook(t, func(start func() error) error {
+		err := start()
+		cancel()
+		time.Sleep(50 * time.Millisecond) // the launch returns after the cancellation
+		return err
+	})
+	var res Result
+	err := within(t, 10*time.Second, "Run", func() (err error) {
+		res, err = Run(ctx, Cmd{Program: "sleep", Args: []string{"60"}, Roots: roots, Dir: dir, Timeout: time.Minute})
+		return err
+	})
+	if err != nil || res.Signal != "killed" {
+		t.Errorf("a cancellation just after the start: %v, signal %q; want the process killed", err, res.Signal)
+	}
+}

@@ -147,10 +147,19 @@ func bounded[T any](ctx context.Context, begin func(life context.Context, end co
 		return l.v, l.err
 	case <-ctx.Done():
 		err = fmt.Errorf("launch: %w", ctx.Err())
+		end(err)
+		// The launch may have started the process already, or be about
+		// to return it: then it is the caller's, ended by ctx (killed),
+		// as when the cancellation comes a moment later.
+		select {
+		case l := <-done:
+			return l.v, l.err
+		case <-time.After(cancelGrace):
+		}
 	case <-limit.C:
 		err = fmt.Errorf("%w: the process had not started after %v", ErrLaunchTimeout, launchTimeout)
+		end(err)
 	}
-	end(err)
 	go func() {
 		if l := <-done; l.err == nil {
 			abandon(l.v)
@@ -199,6 +208,10 @@ var (
 	errTimedOut = fmt.Errorf("timeout: %w", context.DeadlineExceeded)
 	errStopped  = errors.New("stopped")
 )
+
+// cancelGrace is how long a launch whose caller cancelled is waited for:
+// one that is about to return its process hands it over, to be killed.
+const cancelGrace = time.Second
 
 // startHook, set by a test only, runs in place of the start of each process
 // (fork and exec), and is given that start to call: it stands for a slow or
