@@ -1,12 +1,14 @@
 // Package pin owns Zero's frozen hashes: the approval fingerprint of an MCP
 // server's configuration ([Fingerprint]), the hash of what a model reads
 // of one MCP tool ([ToolHash]) and the hash of a server's whole tool set
-// ([ToolSetHash]), which an owner echoes to approve it. Approvals store
-// these values and compare them later, so the encodings they hash are
-// frozen: each starts with a version line, and golden tests hold the exact
-// bytes and hashes. Changing an encoding
-// is a breaking change: every stored approval stops matching. A new encoding
-// gets a new version line and lives beside the old one.
+// ([ToolSetHash]), which an owner echoes to approve it; and for a plugin,
+// each tool's hash ([PluginToolHash]), the hash of its capabilities
+// ([PermissionHash]) and its approval fingerprint ([PluginFingerprint]).
+// Approvals store these values and compare them later, so the encodings
+// they hash are frozen: each starts with a version line, and golden tests
+// hold the exact bytes and hashes. Changing an encoding is a breaking
+// change: every stored approval stops matching. A new encoding gets a new
+// version line and lives beside the old one.
 //
 // The encodings are unambiguous. Every string is written as its length in
 // bytes, a colon and the bytes themselves, and every list as its count

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -117,8 +118,16 @@ func toolEncodingV1(name, description string, inputSchema, annotations json.RawM
 	return b, nil
 }
 
-// canonicalJSON rewrites one JSON value in the canonical form [ToolHash]
-// describes.
+// CanonicalJSON rewrites one JSON value in the canonical form [ToolHash]
+// describes, which every encoding here hashes. It refuses, with an error
+// wrapping [ErrInvalidJSON], what [ToolHash] refuses: invalid JSON or
+// UTF-8, trailing data, and a key repeated within one object, at any depth
+// (the error says where). An empty raw is null.
+func CanonicalJSON(raw json.RawMessage) ([]byte, error) {
+	return canonicalJSON(raw)
+}
+
+// canonicalJSON is [CanonicalJSON].
 func canonicalJSON(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return []byte("null"), nil
@@ -171,7 +180,7 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 				}
 				var sub bytes.Buffer
 				if err := writeCanonical(&sub, dec); err != nil {
-					return err
+					return within(pointerStep.Replace(key), err)
 				}
 				members = append(members, member{key, sub.Bytes()})
 			}
@@ -199,7 +208,7 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 					out.WriteByte(',')
 				}
 				if err := writeCanonical(out, dec); err != nil {
-					return err
+					return within(strconv.Itoa(i), err)
 				}
 			}
 			if _, err := dec.Token(); err != nil { // ']'
@@ -226,6 +235,34 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 	}
 	return nil
 }
+
+// A placedError is an error inside a JSON value, with where it is: the
+// object keys and array indexes from the top, written out as a JSON Pointer
+// (RFC 6901).
+type placedError struct {
+	path []string
+	err  error
+}
+
+func (e *placedError) Error() string {
+	return e.err.Error() + " (at /" + strings.Join(e.path, "/") + ")"
+}
+
+func (e *placedError) Unwrap() error { return e.err }
+
+// within places err under one more step, a key or an index, escaped as a
+// JSON Pointer's steps are; the path is built only on the way out of an
+// error.
+func within(step string, err error) error {
+	if pe, ok := err.(*placedError); ok {
+		pe.path = append([]string{step}, pe.path...)
+		return pe
+	}
+	return &placedError{path: []string{step}, err: err}
+}
+
+// pointerStep escapes a key as a step of a JSON Pointer.
+var pointerStep = strings.NewReplacer("~", "~0", "/", "~1")
 
 // writeString writes s as a JSON string with the fewest escapes: '"', '\\'
 // and U+0000 to U+001F. s is valid UTF-8 here (the input was checked).

@@ -26,6 +26,12 @@ func ToolSetHash(tools map[string]string) string {
 // toolSetEncoding returns the bytes [ToolSetHash] hashes.
 func toolSetEncoding(tools map[string]string) []byte {
 	b := append([]byte(nil), toolSetVersion...)
+	return appendTools(b, tools)
+}
+
+// appendTools writes "tools <count>\n" and then "<len>:<name> <len>:<hash>\n"
+// for each tool, sorted by the bytes of its name.
+func appendTools(b []byte, tools map[string]string) []byte {
 	b = append(b, "tools "...)
 	b = strconv.AppendInt(b, int64(len(tools)), 10)
 	b = append(b, '\n')
