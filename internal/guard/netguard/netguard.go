@@ -117,8 +117,7 @@ func (o Options) withDefaults() Options {
 // NewClient returns an HTTP client that enforces o: see the package doc.
 // Its response bodies fail with [ErrBodyTooLarge] past o.MaxBody.
 func NewClient(o Options) *http.Client {
-	g := &guard{opts: o.withDefaults()}
-	g.dialer = &net.Dialer{KeepAlive: 30 * time.Second, Control: g.control}
+	g := newGuard(o, 0)
 	base := &http.Transport{
 		Proxy:                 nil, // a proxy would connect for us, past the dial-time check
 		DialContext:           g.dialContext,
@@ -140,6 +139,14 @@ func NewClient(o Options) *http.Client {
 type guard struct {
 	opts   Options
 	dialer *net.Dialer
+}
+
+// newGuard returns the guard of o, whose dialer gives up connecting after
+// timeout (0: the caller's context decides).
+func newGuard(o Options, timeout time.Duration) *guard {
+	g := &guard{opts: o.withDefaults()}
+	g.dialer = &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: g.control}
+	return g
 }
 
 // CheckAddr reports whether o lets a client connect to a: always, without

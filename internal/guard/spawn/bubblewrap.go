@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,9 +19,9 @@ import (
 // lookup, so that nothing earlier in a PATH can stand in for the sandbox.
 const bwrapPath = "/usr/bin/bwrap"
 
-// bwrapFlags returns the bubblewrap options for a sandbox whose only
-// writable directory is workdir (canonical, absolute). The probe uses the
-// same flags as every run.
+// bwrapFlags returns the bubblewrap options for a sandbox whose writable
+// directory is workdir (canonical, absolute), showing b too. The probe uses
+// the same flags as every run.
 //
 // They follow the recipe verified on these machines, with three changes:
 //   - Debian merges /usr, so binding /usr alone leaves no dynamic loader:
@@ -39,10 +40,12 @@ const bwrapPath = "/usr/bin/bwrap"
 // would otherwise be writable). What stays writable is the work directory,
 // and the sandbox's private /tmp and /dev/shm, which vanish with it.
 //
-// Directories in readOnly (canonical) are bound read-only after the private
-// /tmp, so one under /tmp shows through, and before the work directory, so
-// the work directory stays writable inside one of them.
-func bwrapFlags(workdir string, readOnly []string) []string {
+// The paths of b (canonical) are bound after the private /tmp, so one under
+// /tmp shows through, and before the work directory, so the work directory
+// stays writable inside one of them: the read-only directories, then the
+// read-only files, then the writable paths (a writable path inside a
+// read-only directory stays writable), then the socket.
+func bwrapFlags(workdir string, b binds) []string {
 	flags := []string{
 		"--unshare-all", // user (when possible), ipc, pid, net, uts, cgroup: no network but an empty loopback
 		"--die-with-parent",
@@ -58,14 +61,108 @@ func bwrapFlags(workdir string, readOnly []string) []string {
 		"--dev", "/dev",
 		"--tmpfs", "/tmp",
 	}
-	for _, d := range readOnly {
-		flags = append(flags, "--ro-bind", d, d)
+	for _, p := range b.readOnlyPaths() {
+		flags = append(flags, "--ro-bind", p, p)
+	}
+	for _, p := range b.writable {
+		flags = append(flags, "--bind", p, p)
+	}
+	if b.socket != "" {
+		flags = append(flags, "--ro-bind", b.socket, b.socket) // connecting needs no write access to the mount
 	}
 	return append(flags,
 		"--bind", workdir, workdir,
 		"--remount-ro", "/", // the sandbox's own root, else a writable tmpfs
 		"--chdir", workdir,
 	)
+}
+
+// binds are the host paths a sandbox shows besides /usr, /etc and the work
+// directory, each canonical.
+type binds struct {
+	readOnly      []string // directories ([Cmd].ReadOnly)
+	readOnlyFiles []string
+	writable      []string
+	socket        string
+}
+
+// readOnlyPaths are the paths b shows read-only.
+func (b binds) readOnlyPaths() []string { return slices.Concat(b.readOnly, b.readOnlyFiles) }
+
+// checkBinds checks the paths c asks a sandbox to show, each on its own;
+// [prepared.sandbox] checks them against each other and the work directory.
+func checkBinds(c Cmd) (binds, error) {
+	var b binds
+	var err error
+	if b.readOnly, err = readOnlyDirs(c.ReadOnly); err != nil {
+		return binds{}, err
+	}
+	for _, f := range c.ReadOnlyFiles {
+		mode, err := canonicalBind("read-only file", f)
+		if err != nil {
+			return binds{}, err
+		}
+		if !mode.IsRegular() {
+			return binds{}, fmt.Errorf("read-only file %s is not a regular file", f)
+		}
+		b.readOnlyFiles = append(b.readOnlyFiles, f)
+	}
+	for _, w := range c.Writable {
+		mode, err := canonicalBind("writable path", w)
+		if err != nil {
+			return binds{}, err
+		}
+		if !mode.IsRegular() && !mode.IsDir() {
+			return binds{}, fmt.Errorf("writable path %s is neither a directory nor a regular file", w)
+		}
+		for _, sys := range sandboxVisible {
+			if fsroot.Within(sys, w) {
+				return binds{}, fmt.Errorf("writable path %s is in %s, which the sandbox keeps read-only", w, sys)
+			}
+		}
+		b.writable = append(b.writable, w)
+	}
+	if c.Socket != "" {
+		mode, err := canonicalBind("socket", c.Socket)
+		if err != nil {
+			return binds{}, err
+		}
+		if mode&fs.ModeSocket == 0 {
+			return binds{}, fmt.Errorf("socket %s is not a Unix socket", c.Socket)
+		}
+		b.socket = c.Socket
+	}
+	return b, nil
+}
+
+// canonicalBind checks a path to bind into a sandbox: absolute, existing,
+// canonical (bubblewrap binds it at that path, and would follow a link),
+// neither the root nor in a directory the sandbox makes its own. It
+// returns the path's type.
+func canonicalBind(what, p string) (fs.FileMode, error) {
+	if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 || filepath.Clean(p) != p {
+		return 0, fmt.Errorf("%s %q: not an absolute, clean path", what, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	if real != p {
+		return 0, fmt.Errorf("%s %s is not canonical: it resolves to %s", what, p, real)
+	}
+	if p == "/" {
+		return 0, fmt.Errorf("%s %s is the root", what, p)
+	}
+	for _, k := range kernelDirs {
+		if fsroot.Within(k, p) {
+			return 0, fmt.Errorf("%s %s is in %s, which the sandbox makes its own", what, p, k)
+		}
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	return fi.Mode(), nil
 }
 
 // kernelDirs may not be bound read-only into the sandbox: it has its own.
@@ -109,19 +206,38 @@ var sandboxVisible = []string{"/usr", "/etc"}
 func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 	// Binding a work directory that holds /usr or /etc read-write would undo
 	// the read-only view of the system.
-	shown := append(slices.Clone(sandboxVisible), p.readOnly...)
+	shown := append(slices.Clone(sandboxVisible), p.binds.readOnly...)
 	for _, sys := range shown {
 		if fsroot.Within(p.dir, sys) {
 			return fmt.Errorf("working directory %s holds %s, which the sandbox keeps read-only", p.dir, sys)
 		}
 	}
+	// A path bound before another that holds it is covered by it: the work
+	// directory, bound last, and the writable paths, bound after the
+	// read-only ones, would make what they hold writable.
+	own := slices.Concat(p.binds.readOnlyFiles, p.binds.writable)
+	if p.binds.socket != "" {
+		own = append(own, p.binds.socket)
+	}
+	for _, b := range own {
+		if fsroot.Within(p.dir, b) {
+			return fmt.Errorf("working directory %s holds %s, which the sandbox binds on its own", p.dir, b)
+		}
+	}
+	for _, w := range p.binds.writable {
+		for _, r := range p.binds.readOnlyPaths() {
+			if fsroot.Within(w, r) {
+				return fmt.Errorf("writable path %s holds %s, which the sandbox keeps read-only", w, r)
+			}
+		}
+	}
 	// p.path has its links resolved (see resolve).
 	visible := fsroot.Within(p.dir, p.path)
-	for _, sys := range shown {
-		visible = visible || fsroot.Within(sys, p.path)
+	for _, d := range slices.Concat(shown, p.binds.readOnlyFiles, p.binds.writable) {
+		visible = visible || fsroot.Within(d, p.path)
 	}
 	if !visible {
-		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc, the working directory and the read-only directories given are)", ErrNotFound, p.path)
+		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc, the working directory and the paths given to bind are)", ErrNotFound, p.path)
 	}
 	// The parent's home and temporary directory are not in the sandbox.
 	if _, ok := set["HOME"]; !ok {
@@ -132,7 +248,7 @@ func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 			p.env = setEnv(p.env, "TMPDIR", "/tmp")
 		}
 	}
-	argv := append([]string{"bwrap"}, bwrapFlags(p.dir, p.readOnly)...)
+	argv := append([]string{"bwrap"}, bwrapFlags(p.dir, p.binds)...)
 	argv = append(argv, "--", p.path)
 	p.argv = append(argv, p.argv[1:]...)
 	p.path = bwrap

@@ -25,10 +25,11 @@
 //   - capped output: each stream Zero keeps (stdout and stderr with Run,
 //     stderr with Start) is kept up to a limit and drained beyond it, so a
 //     child is never blocked by it;
-//   - optionally, a bubblewrap sandbox ([Bubblewrap]): no network, a
-//     read-only view of /usr and /etc (and of the directories in
-//     [Cmd].ReadOnly), a writable work directory only, its own PID namespace
-//     and no capabilities.
+//   - optionally, a bubblewrap sandbox ([Bubblewrap]): no network (but a
+//     Unix socket, [Cmd].Socket), a read-only view of /usr and /etc (and of
+//     the paths in [Cmd].ReadOnly and [Cmd].ReadOnlyFiles), a writable work
+//     directory (and the paths in [Cmd].Writable) only, its own PID
+//     namespace and no capabilities.
 //
 // The launch (the checks, the lookup of the program, the bubblewrap probe
 // and the start of the process) is not counted by the time limit: a command
@@ -101,6 +102,19 @@ type Cmd struct {
 	// them, and one the working directory holds (the work directory's
 	// writable bind would cover it). Not used without isolation.
 	ReadOnly []string
+	// ReadOnlyFiles are host files a Bubblewrap sandbox shows read-only,
+	// alone: not the directory they are in. Writable are host directories
+	// or files it shows read-write besides the working directory. Socket is
+	// a Unix socket on the host it shows, the one way out of a sandbox that
+	// has no network. Each must exist and be absolute and canonical (no
+	// symbolic link on the way: it is bound at that path); refused: the
+	// root, /proc, /dev and /sys and what lies in them, one the working
+	// directory holds, a writable path in /usr or /etc, and a writable path
+	// that holds a read-only one (its bind would cover it). Not used
+	// without isolation.
+	ReadOnlyFiles []string
+	Writable      []string
+	Socket        string
 	// Limits, when set, bound the memory, CPU and processes of the child
 	// and everything it starts, under cgroups (v2 where the host has it,
 	// v1 otherwise); where no hierarchy is writable nothing runs and the
@@ -189,7 +203,7 @@ type prepared struct {
 	timeout   time.Duration
 	limit     int
 	isolation Isolation
-	readOnly  []string // canonical; shown read-only in the sandbox
+	binds     binds // what the sandbox shows besides /usr, /etc and dir
 	limits    *Limits
 }
 
@@ -248,7 +262,7 @@ func prepare(c Cmd) (*prepared, error) {
 		limits:    c.Limits,
 	}
 	if iso == Bubblewrap {
-		if p.readOnly, err = readOnlyDirs(c.ReadOnly); err != nil {
+		if p.binds, err = checkBinds(c); err != nil {
 			return nil, err
 		}
 		if err := p.sandbox(isolation.bwrap, c.Env.Set); err != nil {

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		hog()
 	case os.Getenv(forksEnv) == "1":
 		forks()
+	case os.Getenv(dialEnv) != "":
+		dialSocket()
 	}
 	if os.Getenv(mcpServerEnv) == "1" {
 		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
