@@ -44,10 +44,15 @@ type Plugin struct {
 	Node                string   `json:"node"`     // the node program that would run it now, "" if none
 	ApprovedNode        string   `json:"approved_node,omitempty"`
 	Secrets             []Secret `json:"secrets"` // one a name it declares
-	Dir                 string   `json:"dir"`     // its files
-	InstalledBy         string   `json:"installed_by"`
-	InstalledAt         string   `json:"installed_at"`
-	UpdatedAt           string   `json:"updated_at"`
+	// Skills are the skills it carries, offered through the skills' flow
+	// at its commit; Servers the names of its mcp.json servers, saved as
+	// drafts when it was installed.
+	Skills      []SkillOffer `json:"skills"`
+	Servers     []string     `json:"servers"`
+	Dir         string       `json:"dir"` // its files
+	InstalledBy string       `json:"installed_by"`
+	InstalledAt string       `json:"installed_at"`
+	UpdatedAt   string       `json:"updated_at"`
 }
 
 // A Secret is the state of one secret a plugin declares: never its value.
@@ -116,6 +121,7 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 		}
 	}
 	p.Node, _ = m.resolveNode()
+	p.Skills, p.Servers = m.portable(r)
 	stored, err := m.storedSecrets(ctx, q, r.id)
 	if err != nil {
 		return Plugin{}, err
@@ -242,4 +248,27 @@ func (m *Manager) Remove(ctx context.Context, actor string, id int64) error {
 		return err
 	}
 	return nil
+}
+
+// portable lists the portable parts of installed plugin r: its skills
+// (skills/NAME/SKILL.md), offered at its commit, and the names of the
+// servers its mcp.json lists.
+func (m *Manager) portable(r *row) ([]SkillOffer, []string) {
+	p := &Preview{Request: Request{Repo: r.repo, Ref: r.ref, Folder: r.folder}, Commit: r.commit, Skills: []SkillOffer{}}
+	files := map[string][]byte{}
+	dirs, _ := os.ReadDir(filepath.Join(m.path(r), "skills"))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(m.path(r), "skills", d.Name(), "SKILL.md")); err == nil {
+			files["skills/"+d.Name()+"/SKILL.md"] = nil
+		}
+	}
+	p.listSkills(files)
+	if data, err := os.ReadFile(filepath.Join(m.path(r), mcpFile)); err == nil {
+		p.offerServers(data)
+	}
+	names := []string{}
+	for _, s := range p.Servers {
+		names = append(names, s.Name)
+	}
+	return p.Skills, names
 }
