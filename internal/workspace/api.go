@@ -42,6 +42,9 @@ type apiError struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Problems, for a refused import, lists what is wrong, by entry.
 	Problems []servers.ImportMessage `json:"problems,omitempty"`
+	// Plugin, for a plugin's refused install or enable, is the fresh
+	// preview or the plugin as it is now (plugins_api.go).
+	Plugin any `json:"plugin,omitempty"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -87,6 +90,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	w.threadRoutes(mux)
 	w.allowanceRoutes(mux)
 	w.skillRoutes(mux)
+	w.pluginRoutes(mux)
 	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
 		return nil, fail(http.StatusNotFound, "not_found", "no such route")
@@ -109,7 +113,7 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 }
 
 func statusOf(r *http.Request) int {
-	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" ||
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" || r.URL.Path == "/api/plugins" ||
 		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork" ||
 		r.Pattern == "POST /api/threads/{id}/retry" || r.Pattern == "POST /api/threads/{id}/regenerate" || r.Pattern == "POST /api/threads/{id}/edit") {
 		return http.StatusCreated

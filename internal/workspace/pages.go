@@ -55,6 +55,13 @@ var notices = map[string]string{
 	"skill_added":      "The skill is added, at the commit you reviewed. It stays there: a newer commit means a new preview.",
 	"skill_removed":    "The skill is removed.",
 	"allow_revoked":    "The allowance is revoked: the tool's next calls ask first.",
+	"plugin_installed": "The plugin is installed, at the commit you reviewed, and not enabled: review it below and enable it when you want its tools offered.",
+	"plugin_updated":   "The plugin is updated, at the commit you reviewed. It is disabled until you enable it again: review what changed below.",
+	"plugin_enabled":   "Enabled: its tools are offered, with what it was granted.",
+	"plugin_disabled":  "Disabled: its tools are offered to no one.",
+	"plugin_removed":   "The plugin is removed, with its secrets and its files.",
+	"secret_set":       "The secret's value is saved. It is never shown again.",
+	"secret_deleted":   "The secret's value is deleted.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -102,6 +109,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	w.providerPageRoutes(mux)
 	w.threadPageRoutes(mux)
 	w.skillPageRoutes(mux)
+	w.pluginPageRoutes(mux)
 }
 
 // page wraps a page route in the same gate as the API (check), for

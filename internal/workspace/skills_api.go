@@ -58,14 +58,31 @@ func (w *Workspace) removeSkill(r *http.Request, c *auth.Caller) (any, error) {
 
 // skillError is err as the API answers it.
 func skillError(err error) error {
+	if ae := sourceError(err, "skill"); ae != nil {
+		return ae
+	}
 	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, gitsource.ErrInvalid), errors.Is(err, skills.ErrInvalid):
+	case errors.Is(err, skills.ErrInvalid):
 		return fail(http.StatusBadRequest, "invalid_skill", "%v", err)
+	case errors.Is(err, skills.ErrNotFound):
+		return fail(http.StatusNotFound, "not_found", "%v", err)
+	case errors.Is(err, skills.ErrExists):
+		return fail(http.StatusConflict, "skill_exists", "%v", err)
+	case errors.Is(err, skills.ErrChanged):
+		return fail(http.StatusConflict, "preview_again", "%v", err)
+	}
+	return err
+}
+
+// sourceError is the API's answer to an error of reading what (a skill,
+// a plugin) from its git host, nil for another error.
+func sourceError(err error, what string) *apiError {
+	switch {
+	case errors.Is(err, gitsource.ErrInvalid):
+		return fail(http.StatusBadRequest, "invalid_"+what, "%v", err)
 	case errors.Is(err, gitsource.ErrSymlink), errors.Is(err, gitsource.ErrSubmodule), errors.Is(err, gitsource.ErrLimit):
-		return fail(http.StatusBadRequest, "skill_refused", "%v", err)
-	case errors.Is(err, gitsource.ErrNotFound), errors.Is(err, skills.ErrNotFound):
+		return fail(http.StatusBadRequest, what+"_refused", "%v", err)
+	case errors.Is(err, gitsource.ErrNotFound):
 		return fail(http.StatusNotFound, "not_found", "%v", err)
 	case errors.Is(err, gitsource.ErrAuth):
 		return fail(http.StatusForbidden, "repository_refused", "%v", err)
@@ -73,10 +90,6 @@ func skillError(err error) error {
 		return fail(http.StatusBadGateway, "host_unreachable", "%v", err)
 	case errors.Is(err, gitsource.ErrCorrupt):
 		return fail(http.StatusBadGateway, "object_mismatch", "%v", err)
-	case errors.Is(err, skills.ErrExists):
-		return fail(http.StatusConflict, "skill_exists", "%v", err)
-	case errors.Is(err, skills.ErrChanged):
-		return fail(http.StatusConflict, "preview_again", "%v", err)
 	}
-	return err
+	return nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/netguard"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/endpoint"
+	"github.com/zero-dev/zero/internal/workspace/plugins"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
@@ -52,6 +53,7 @@ const (
 	auditFile   = "audit.log"
 	threadsDir  = "workspace"
 	skillsDir   = "skills"
+	pluginsDir  = "plugins"
 )
 
 // serveGCPercent is the collector's percentage in zero serve, as in the
@@ -107,8 +109,9 @@ type Workspace struct {
 	endpoint  *endpoint.Endpoint
 	providers *providers.Manager
 	threads   *threads.Store
-	skills    *skills.Manager // skills added from GitHub, under $ZERO_HOME/skills
-	runner    *threads.Runner // the threads' runs
+	skills    *skills.Manager  // skills added from GitHub, under $ZERO_HOME/skills
+	plugins   *plugins.Manager // plugins installed from GitHub, under $ZERO_HOME/plugins
+	runner    *threads.Runner  // the threads' runs
 	// threadLimits bound each run; zero values are the defaults (tests
 	// lower them).
 	threadLimits threads.Limits
@@ -226,6 +229,10 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
 		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
 		return nil, fmt.Errorf("open the skills: %w", err)
+	}
+	if w.plugins, err = plugins.New(ctx, plugins.Options{Dir: filepath.Join(o.Home, pluginsDir), DB: db, Box: box, Audit: w.audit,
+		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}, Skills: w.skills, Servers: w.servers, Workspace: w.roots}); err != nil {
+		return nil, fmt.Errorf("open the plugins: %w", err)
 	}
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)

@@ -253,7 +253,7 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 			p.Problems = append(p.Problems, "SKILL.md: "+err.Error())
 		}
 	}
-	p.Problems = append(p.Problems, collisions(snap.Files)...)
+	p.Problems = append(p.Problems, Collisions(snap.Files)...)
 	if !p.Licence.Copyable() {
 		p.Problems = append(p.Problems, "its licence does not let Zero copy it ("+string(p.Licence.Class)+"): read it on the host instead")
 	}
@@ -266,13 +266,13 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 	return p
 }
 
-// collisions says which files of a set cannot be written as one folder,
+// Collisions says which files of a set cannot be written as one folder,
 // each its own file: a path the set holds twice (a crafted tree can name
 // an entry twice), two paths a file system that folds case or Unicode
 // forms takes for one (SKILL.md and skill.md), and a path that is a file
 // and a folder too. Staging, which never writes over a file, would fail on
 // them, and a person reviewing could not tell which file is which.
-func collisions(files []gitsource.File) []string {
+func Collisions(files []gitsource.File) []string {
 	key := func(p string) string { return norm.NFC.String(cases.Fold().String(p)) }
 	type seen struct {
 		path string
@@ -452,7 +452,7 @@ func (m *Manager) install(prov Provenance, files []gitsource.File) error {
 	if err := os.MkdirAll(tree, 0o700); err != nil {
 		return err
 	}
-	if err := stage(tree, files, m.written); err != nil {
+	if err := Stage(tree, files, m.written); err != nil {
 		return err
 	}
 	// The one step that installs: a rename that never replaces.
@@ -473,10 +473,11 @@ func (m *Manager) install(prov Provenance, files []gitsource.File) error {
 	return nil
 }
 
-// stage writes files under dir, each a new regular file without the
+// Stage writes files under dir, each a new regular file without the
 // executable bit, and reads each back to check its bytes against its git
-// object id (written, if set, is called in between).
-func stage(dir string, files []gitsource.File, written func(string)) error {
+// object id (written, if set, is called in between); a file whose bytes
+// changed on disk is ErrChanged. Package plugins stages the same way.
+func Stage(dir string, files []gitsource.File, written func(string)) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err

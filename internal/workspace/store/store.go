@@ -237,6 +237,43 @@ var migrations = []string{
 	// for the owner's rules ('' for those given before).
 	`ALTER TABLE thread_allows ADD COLUMN set_by TEXT NOT NULL DEFAULT '';
 	ALTER TABLE thread_allows ADD COLUMN set_at TEXT NOT NULL DEFAULT '';`,
+	// 19: plugins from GitHub (package plugins). A row is an installed
+	// plugin: its files are in the folder dir under $ZERO_HOME/plugins,
+	// with its provenance (source.json) beside them; manifest is its
+	// plugin.json as installed. The approved_ columns are what the owner
+	// last enabled: the fingerprint, the permission hash, the tool set
+	// (name to tool hash, JSON) and the node program. Plugin ids are never
+	// given again (AUTOINCREMENT): a secret is sealed for its plugin's id.
+	// A secret's value is sealed for the permission hash in its row.
+	`CREATE TABLE plugins (
+		id                       INTEGER PRIMARY KEY AUTOINCREMENT,
+		name                     TEXT NOT NULL UNIQUE,
+		dir                      TEXT NOT NULL,
+		repo                     TEXT NOT NULL,
+		ref                      TEXT NOT NULL,
+		folder                   TEXT NOT NULL,
+		commit_sha               TEXT NOT NULL,
+		set_hash                 TEXT NOT NULL,
+		permission_hash          TEXT NOT NULL,
+		manifest                 TEXT NOT NULL,
+		approved_fingerprint     TEXT NOT NULL DEFAULT '',
+		approved_permission_hash TEXT NOT NULL DEFAULT '',
+		approved_tools           TEXT NOT NULL DEFAULT '{}',
+		approved_node            TEXT NOT NULL DEFAULT '',
+		enabled                  INTEGER NOT NULL DEFAULT 0,
+		installed_by             TEXT NOT NULL,
+		installed_at             TEXT NOT NULL,
+		updated_at               TEXT NOT NULL
+	);
+	CREATE TABLE plugin_secrets (
+		plugin_id       INTEGER NOT NULL REFERENCES plugins (id) ON DELETE CASCADE,
+		name            TEXT NOT NULL,
+		sealed          BLOB NOT NULL,
+		permission_hash TEXT NOT NULL,
+		set_by          TEXT NOT NULL,
+		set_at          TEXT NOT NULL,
+		PRIMARY KEY (plugin_id, name)
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and
