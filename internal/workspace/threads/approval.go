@@ -17,7 +17,8 @@ const (
 // A ToolRef names a tool as the runtime offers it now: its server, name,
 // hash, and the fingerprint of the server's approved configuration.
 type ToolRef struct {
-	ServerID    int64
+	ServerID    int64 // the server's id, or the plugin's when Plugin is set
+	Plugin      bool  // a plugin's tool: plugins are numbered apart from servers
 	Tool        string
 	Hash        string
 	Fingerprint string
