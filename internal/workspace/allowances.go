@@ -34,7 +34,8 @@ func (w *Workspace) listAllowances(r *http.Request, _ *auth.Caller) (any, error)
 type allowanceKey struct {
 	Scope    string `json:"scope"`
 	Thread   int64  `json:"thread"`
-	ServerID int64  `json:"server_id"`
+	ServerID int64  `json:"server_id"` // the plugin's id, with Plugin
+	Plugin   bool   `json:"plugin"`
 	Tool     string `json:"tool"`
 }
 
@@ -49,7 +50,7 @@ func (w *Workspace) revokeAllowanceAPI(r *http.Request, c *auth.Caller) (any, er
 // revokeAllowance revokes the allowance k names, and records it with the
 // tool, its server, the scope and the hash and fingerprint it was bound to.
 func (w *Workspace) revokeAllowance(ctx context.Context, c *auth.Caller, k allowanceKey) (threads.Allowance, error) {
-	a, err := w.threads.Revoke(ctx, threads.Allowance{Scope: k.Scope, Thread: k.Thread, ServerID: k.ServerID, Tool: k.Tool})
+	a, err := w.threads.Revoke(ctx, threads.Allowance{Scope: k.Scope, Thread: k.Thread, ServerID: k.ServerID, Plugin: k.Plugin, Tool: k.Tool})
 	if err != nil {
 		return a, threadError(err)
 	}
@@ -57,8 +58,12 @@ func (w *Workspace) revokeAllowance(ctx context.Context, c *auth.Caller, k allow
 	if a.Scope == threads.AnswerThread {
 		target = threadTarget(a.Thread)
 	}
-	return a, w.record(c, "allowance.revoke", target, map[string]string{"scope": a.Scope, "server": strconv.FormatInt(a.ServerID, 10),
-		"server_name": a.Server, "tool": a.Tool, "tool_hash": a.Hash, "fingerprint": a.Fingerprint, "set_by": a.SetBy})
+	of := "server"
+	if a.Plugin {
+		of = "plugin"
+	}
+	return a, w.record(c, "allowance.revoke", target, map[string]string{"scope": a.Scope, of: strconv.FormatInt(a.ServerID, 10),
+		of + "_name": a.Server, "tool": a.Tool, "tool_hash": a.Hash, "fingerprint": a.Fingerprint, "set_by": a.SetBy})
 }
 
 // allowancesData is the allowances page's.
@@ -88,6 +93,7 @@ func (w *Workspace) revokeAllowancePage(rw http.ResponseWriter, r *http.Request,
 	k := allowanceKey{Scope: r.PostFormValue("scope"), Tool: r.PostFormValue("tool")}
 	k.Thread, _ = strconv.ParseInt(r.PostFormValue("thread"), 10, 64)
 	k.ServerID, _ = strconv.ParseInt(r.PostFormValue("server_id"), 10, 64)
+	k.Plugin = r.PostFormValue("plugin") == "1"
 	if _, err := w.revokeAllowance(r.Context(), c, k); err != nil {
 		return err
 	}
@@ -106,9 +112,10 @@ func shownWhen(t time.Time) string {
 // it: the call that ran without asking, and what let it.
 type shownAllowance struct {
 	CallID, Scope, Server, Tool, By, When, Hash, Fingerprint string
+	Plugin                                                   bool // Server names a plugin
 }
 
 func showAllowance(b threads.AllowanceEvent) *shownAllowance {
-	return &shownAllowance{CallID: b.CallID, Scope: b.Scope, Server: web.Visible(b.Server), Tool: web.Visible(b.Tool), By: web.Visible(b.SetBy),
+	return &shownAllowance{CallID: b.CallID, Scope: b.Scope, Server: web.Visible(b.Server), Plugin: b.Plugin, Tool: web.Visible(b.Tool), By: web.Visible(b.SetBy),
 		When: shownWhen(b.SetAt), Hash: web.Visible(b.Hash), Fingerprint: web.Visible(b.Fingerprint)}
 }

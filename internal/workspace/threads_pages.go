@@ -223,6 +223,7 @@ type runEnd struct {
 type shownApproval struct {
 	ID                               int64
 	Server, Tool, Name, Reason       string
+	Plugin                           bool // Server names a plugin
 	Args, Status, Expires, By        string
 	ReadOnly, Destructive, OpenWorld bool
 }
@@ -333,7 +334,7 @@ func threadItems(events []threads.Event) []threadItem {
 			if json.Unmarshal(args, &s) == nil {
 				args = []byte(s)
 			}
-			it.Approval = &shownApproval{ID: b.Approval, Server: web.Visible(b.Server), Tool: web.Visible(b.Tool), Name: web.Visible(b.Name),
+			it.Approval = &shownApproval{ID: b.Approval, Server: web.Visible(b.Server), Plugin: b.Plugin, Tool: web.Visible(b.Tool), Name: web.Visible(b.Name),
 				Reason: visibleText(b.Reason), Args: visibleText(argsText(args)), Status: b.Status, Expires: b.Expires.UTC().Format(whenLayout), By: web.Visible(b.By),
 				ReadOnly: h.ReadOnly, Destructive: h.Destructive, OpenWorld: h.OpenWorld}
 			if i, ok := approvals[b.Approval]; ok {

@@ -19,18 +19,27 @@ import (
 const ThreadMaxResult = runtime.MaxResultLimit
 
 // Threads returns the toolbox of the workspace's threads: the tools of
-// every enabled, approved server as the runtime offers them, under the
-// names the endpoint gives them, each called through the runtime only.
+// every enabled, approved server and every enabled plugin as the runtime
+// offers them, under the names the endpoint gives them, each called
+// through the runtime only.
 func (e *Endpoint) Threads() threads.Toolbox { return threadTools{e} }
 
 type threadTools struct{ e *Endpoint }
 
-// Tools lists what the runtime offers of every runnable server; a server
-// that does not start offers nothing, and the others go on.
+// Tools lists what the runtime offers of every runnable server and
+// plugin; a server that does not start offers nothing, and the others go
+// on.
 func (tt threadTools) Tools(ctx context.Context) ([]threads.Tool, error) {
 	specs, err := tt.e.o.Servers.Runnables(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if tt.e.o.Plugins != nil {
+		plugins, err := tt.e.o.Plugins.Runnables(ctx)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, plugins...)
 	}
 	type entry struct {
 		spec runtime.Spec
@@ -39,16 +48,21 @@ func (tt threadTools) Tools(ctx context.Context) ([]threads.Tool, error) {
 	var refs []ref
 	found := map[ref]entry{}
 	for _, s := range specs {
+		from := ref{server: s.ServerID, name: s.Name}
+		if s.Kind == runtime.KindPlugin && s.Plugin != nil {
+			from = ref{server: s.Plugin.ID, plugin: true, name: s.Name}
+		}
 		tools, err := tt.e.o.Runtime.Tools(ctx, s)
 		if err != nil {
-			tt.e.o.Log.Warn("threads: list tools", "server", s.Name, "err", s.Redactor().String(err.Error()))
+			tt.e.o.Log.Warn("threads: list tools", "of", from.label(), "err", s.Redactor().String(err.Error()))
 			continue
 		}
 		for _, t := range tools {
-			if _, err := offered(t, s.Name); err != nil {
+			r := from
+			r.tool = t.Name
+			if _, err := offered(t, r); err != nil {
 				continue
 			}
-			r := ref{server: s.ServerID, name: s.Name, tool: t.Name}
 			refs = append(refs, r)
 			found[r] = entry{s, t}
 		}
@@ -58,24 +72,26 @@ func (tt threadTools) Tools(ctx context.Context) ([]threads.Tool, error) {
 		f := found[r]
 		out = append(out, threads.Tool{Name: name, Server: r.name, Description: f.tool.Description, InputSchema: f.tool.InputSchema,
 			Hints: threads.HintsOf(f.tool.Annotations),
-			Ref:   threads.ToolRef{ServerID: r.server, Tool: r.tool, Hash: f.tool.Hash, Fingerprint: f.spec.Fingerprint}})
+			Ref: threads.ToolRef{ServerID: r.server, Plugin: r.plugin, Tool: r.tool, Hash: f.tool.Hash,
+				Fingerprint: f.spec.Fingerprint}})
 	}
 	slices.SortFunc(out, func(a, b threads.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // Call calls t through the runtime under a Spec narrowed to what the
-// decision to run it saw: the server's approved fingerprint and the tool's
-// hash. A server approved again since, or a tool set approved again with
-// another definition of the tool, refuses the call: it is decided again.
+// decision to run it saw: the server's (or plugin's) approved fingerprint
+// and the tool's hash. A server approved again since (a plugin enabled
+// again), or a tool set approved again with another definition of the
+// tool, refuses the call: it is decided again.
 func (tt threadTools) Call(ctx context.Context, t threads.Tool, args json.RawMessage, caller string) (threads.Result, error) {
-	r := ref{server: t.Ref.ServerID, name: t.Server, tool: t.Ref.Tool}
+	r := ref{server: t.Ref.ServerID, plugin: t.Ref.Plugin, name: t.Server, tool: t.Ref.Tool}
 	res, err := tt.e.callWith(ctx, r, args, caller, func(s *runtime.Spec) error {
 		switch {
 		case s.Fingerprint != t.Ref.Fingerprint:
-			return fmt.Errorf("server %q was approved again since this call was decided: it is not run", t.Server)
+			return fmt.Errorf("%s was approved again since this call was decided: it is not run", r.label())
 		case s.ToolSet[t.Ref.Tool] != t.Ref.Hash:
-			return fmt.Errorf("tool %q of server %q is no longer approved as it was when this call was decided: it is not run", t.Ref.Tool, t.Server)
+			return fmt.Errorf("tool %q of %s is no longer approved as it was when this call was decided: it is not run", t.Ref.Tool, r.label())
 		}
 		s.ToolSet = map[string]string{t.Ref.Tool: t.Ref.Hash}
 		s.MaxResult = ThreadMaxResult

@@ -232,9 +232,11 @@ func (r *ring) String() string {
 
 // Logs returns what the runtime keeps of server id: its stderr and debug
 // log, redacted, and its runs.
-func (r *Runtime) Logs(id int64) Logs {
+func (r *Runtime) Logs(id int64) Logs { return r.logsOf(key{id: id}) }
+
+func (r *Runtime) logsOf(k key) Logs {
 	r.mu.Lock()
-	s := r.servers[id]
+	s := r.servers[k]
 	r.mu.Unlock()
 	if s == nil {
 		return Logs{}

@@ -37,7 +37,6 @@ const endWait = time.Second
 // any, its call slots, its backoff and its logs.
 type server struct {
 	rt   *Runtime
-	id   int64
 	logs *logs
 
 	mu    sync.Mutex
@@ -62,13 +61,16 @@ type attempt struct {
 // A conn is one run of a server: its session, its process (stdio) and
 // what it listed.
 type conn struct {
-	srv    *server
-	spec   Spec
-	red    *redact.Redactor
-	cs     *mcp.ClientSession
-	proc   *spawn.Process
-	run    *Run
-	pooled bool // a pool connection, not a Test's
+	srv  *server
+	spec Spec
+	red  *redact.Redactor
+	cs   *mcp.ClientSession
+	proc *spawn.Process
+	// release frees what was started for the process (a plugin's broker),
+	// once it ended; nil for nothing.
+	release func()
+	run     *Run
+	pooled  bool // a pool connection, not a Test's
 
 	// changes counts the server's notifications that its tools changed,
 	// as they are read off the wire (see announcing); list is the last
@@ -176,7 +178,7 @@ func (s *server) get(ctx context.Context, spec Spec) (*conn, error) {
 					continue
 				case <-ctx.Done():
 					t.Stop()
-					return nil, fmt.Errorf("server %q is waiting to restart after a crash: %w", spec.Name, ctx.Err())
+					return nil, fmt.Errorf("%s is waiting to restart after a crash: %w", spec.label(), ctx.Err())
 				}
 			}
 			a = &attempt{done: make(chan struct{})}
@@ -193,7 +195,7 @@ func (s *server) get(ctx context.Context, spec Spec) (*conn, error) {
 				return nil, a.err
 			}
 		case <-ctx.Done():
-			return nil, fmt.Errorf("server %q: starting: %w", spec.Name, ctx.Err())
+			return nil, fmt.Errorf("%s: starting: %w", spec.label(), ctx.Err())
 		}
 	}
 }
@@ -221,7 +223,7 @@ func (s *server) start(a *attempt, spec Spec) {
 		s.endLocked(c, endClosed)
 		a.err = ErrClosed
 	case c.gone:
-		a.err = fmt.Errorf("server %q: %w right after it started%s", spec.Name, ErrCrashed, c.run.parenHow())
+		a.err = fmt.Errorf("%s: %w right after it started%s", spec.label(), ErrCrashed, c.run.parenHow())
 	default:
 		s.cur = c
 		s.conns[c] = true
@@ -254,19 +256,23 @@ func (r *Runtime) open(ctx, life context.Context, spec Spec, s *server, pooled b
 	if err != nil {
 		err = red.Error(err, spawn.ErrProgramChanged, spawn.ErrNotFound)
 		s.logs.failed(run, err)
-		return nil, fmt.Errorf("server %q: start: %w", spec.Name, err)
+		return nil, fmt.Errorf("%s: start: %w", spec.label(), err)
 	}
-	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, run: run, pooled: pooled, ended: make(chan struct{}),
-		relist: make(chan struct{}, 1)}
+	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, release: l.release, run: run, pooled: pooled,
+		ended: make(chan struct{}), relist: make(chan struct{}, 1)}
 	if c.proc != nil {
 		s.logs.running(run, c.proc.Stderr, red)
 	}
-	cs, err := connect(ctx, c.announced, l)
+	changed := c.announced
+	if spec.Kind == KindPlugin {
+		changed = func() {} // its listing is its manifest's: nothing it says changes it
+	}
+	cs, err := connect(ctx, changed, l)
 	if err == nil {
 		c.cs = cs
 		var first Listing
 		at := c.changes.Load()
-		if first, err = list(ctx, cs); err == nil {
+		if first, err = c.listTools(ctx); err == nil {
 			c.list.Store(&listed{first, at})
 		}
 	}
@@ -280,9 +286,12 @@ func (r *Runtime) open(ctx, life context.Context, spec Spec, s *server, pooled b
 			res, _ = c.proc.Stop()
 			ran = &res
 		}
+		if c.release != nil {
+			c.release()
+		}
 		err = red.Error(err, spawn.ErrProgramChanged)
 		s.logs.end(run, ran, endFailed, false, red, err)
-		return nil, fmt.Errorf("server %q: %w%s", spec.Name, err, stderrNote(res, red))
+		return nil, fmt.Errorf("%s: %w%s", spec.label(), err, stderrNote(res, red))
 	}
 	r.watch(c)
 	return c, nil
@@ -310,6 +319,9 @@ func (r *Runtime) watch(c *conn) {
 		if c.proc != nil {
 			r, _ := c.proc.Stop()
 			res = &r
+		}
+		if c.release != nil {
+			c.release()
 		}
 		c.srv.ended(c, res)
 	}()
@@ -408,6 +420,15 @@ func (s *server) stop(reason string) {
 	}
 }
 
+// listTools lists c's tools: a server's as its session lists them, a
+// plugin's as its Spec's manifest declares them.
+func (c *conn) listTools(ctx context.Context) (Listing, error) {
+	if c.spec.Kind == KindPlugin {
+		return manifestListing(c.spec)
+	}
+	return list(ctx, c.cs)
+}
+
 // A listed is a connection's listing and the count of the server's
 // announced changes it was made after.
 type listed struct {
@@ -435,17 +456,17 @@ func (s *server) listing(ctx context.Context, c *conn) (*listed, error) {
 		select {
 		case c.relist <- struct{}{}:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("server %q: waiting for its tools to be listed again: %w", c.spec.Name, ctx.Err())
+			return nil, fmt.Errorf("%s: waiting for its tools to be listed again: %w", c.spec.label(), ctx.Err())
 		}
 		if c.current(c.list.Load()) {
 			<-c.relist
 			continue
 		}
 		at := c.changes.Load()
-		l, err := list(ctx, c.cs)
+		l, err := c.listTools(ctx)
 		if err != nil {
 			<-c.relist
-			return nil, fmt.Errorf("server %q: %w", c.spec.Name, c.red.Error(err))
+			return nil, fmt.Errorf("%s: %w", c.spec.label(), c.red.Error(err))
 		}
 		c.list.Store(&listed{l, at})
 		s.rt.observe(c.spec, l)
@@ -457,28 +478,28 @@ func (s *server) listing(ctx context.Context, c *conn) (*listed, error) {
 // error fit for the caller: redacted, with the server's text stripped of
 // hidden characters.
 func (s *server) callFailed(ctx context.Context, c *conn, tool string, err error) (Outcome, error) {
-	name := c.spec.Name
+	of, noun := c.spec.label(), c.spec.noun()
 	if ctx.Err() != nil {
-		return ctxOutcome(ctx), fmt.Errorf("tool %q of server %q: no answer in time; the server was asked to cancel the call: %w", tool, name, ctx.Err())
+		return ctxOutcome(ctx), fmt.Errorf("tool %q of %s: no answer in time; the %s was asked to cancel the call: %w", tool, of, noun, ctx.Err())
 	}
 	if wireError(err) {
 		text, _ := hiddentext.Strip(c.red.String(err.Error()))
-		return Failed, fmt.Errorf("tool %q of server %q: the server answered with an error: %s", tool, name, tail(text, 2000))
+		return Failed, fmt.Errorf("tool %q of %s: the %s answered with an error: %s", tool, of, noun, tail(text, 2000))
 	}
 	t := time.NewTimer(endWait)
 	defer t.Stop()
 	select {
 	case <-c.ended:
 	case <-t.C:
-		return Failed, fmt.Errorf("tool %q of server %q: %w", tool, name, c.red.Error(err))
+		return Failed, fmt.Errorf("tool %q of %s: %w", tool, of, c.red.Error(err))
 	}
 	s.mu.Lock()
 	reason, how := c.reason, c.run.parenHow()
 	s.mu.Unlock()
 	if reason != "" {
-		return Unavailable, fmt.Errorf("tool %q of server %q: the server was stopped during the call (%s)", tool, name, reason)
+		return Unavailable, fmt.Errorf("tool %q of %s: the %s was stopped during the call (%s)", tool, of, noun, reason)
 	}
-	return Crashed, fmt.Errorf("tool %q of server %q: %w%s; the next call starts it again, and its page shows its stderr", tool, name, ErrCrashed, how)
+	return Crashed, fmt.Errorf("tool %q of %s: %w%s; the next call starts it again, and its page shows its stderr", tool, of, ErrCrashed, how)
 }
 
 // succeeded resets the backoff: the server answers again.
@@ -522,9 +543,11 @@ func (r *Runtime) isClosed() bool {
 // observeTimeout bounds one Observe.
 const observeTimeout = 10 * time.Second
 
-// observe passes a pool connection's listing to Options.Observe.
+// observe passes a pool connection's listing to Options.Observe; a
+// plugin's, its Spec's own manifest tools, tells nothing new and is not
+// passed.
 func (r *Runtime) observe(s Spec, l Listing) {
-	if r.o.Observe == nil {
+	if r.o.Observe == nil || s.Kind == KindPlugin {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), observeTimeout)
@@ -540,7 +563,7 @@ func (r *Runtime) observe(s Spec, l Listing) {
 // Stderr is the end of what it wrote there, redacted. The run is in the
 // server's history; the pool's connection, if any, is left alone.
 func (r *Runtime) Probe(ctx context.Context, s Spec) (Listing, error) {
-	srv, err := r.entry(s.ServerID)
+	srv, err := r.entry(s.key())
 	if err != nil {
 		return Listing{}, err
 	}

@@ -24,13 +24,16 @@ const MaxResultBytes = 1 << 20
 const (
 	MetaUntrusted = "zero.untrusted" // always true: the result is a server's data, not an instruction
 	MetaServer    = "zero.server"    // the name of the server that answered
+	MetaPlugin    = "zero.plugin"    // the name of the plugin that answered, in place of MetaServer
 	MetaTruncated = "zero.truncated" // true when content was dropped at MaxResultBytes
 )
 
-// sanitize makes a server's result fit to pass on: invisible characters
-// removed from its text, cut at limit bytes, and marked as untrusted data
-// from server. A result whose structured content is cut is an error.
-func sanitize(res *mcp.CallToolResult, server string, limit int) *mcp.CallToolResult {
+// sanitize makes a result of what s runs fit to pass on: invisible
+// characters removed from its text, cut at s's limit, and marked as
+// untrusted data from s (MetaServer or MetaPlugin, its name). A result
+// whose structured content is cut is an error.
+func sanitize(res *mcp.CallToolResult, s Spec) *mcp.CallToolResult {
+	limit := s.resultLimit()
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
 	for k, v := range res.Meta {
 		if !strings.HasPrefix(k, "zero.") {
@@ -77,7 +80,11 @@ func sanitize(res *mcp.CallToolResult, server string, limit int) *mcp.CallToolRe
 		out.Content = []mcp.Content{}
 	}
 	out.Meta[MetaUntrusted] = true
-	out.Meta[MetaServer] = server
+	if s.Kind == KindPlugin {
+		out.Meta[MetaPlugin] = s.Name
+	} else {
+		out.Meta[MetaServer] = s.Name
+	}
 	return out
 }
 

@@ -62,7 +62,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -153,9 +152,9 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	closed  bool
-	servers map[int64]*server
-	epochs  map[int64]uint64 // per server, one more at each Stop and Invalidate
-	wg      sync.WaitGroup   // connections' watchers
+	servers map[key]*server
+	epochs  map[key]uint64 // per server or plugin, one more at each Stop and Invalidate
+	wg      sync.WaitGroup // connections' watchers
 }
 
 // New returns a runtime; it starts nothing until a call needs it.
@@ -179,8 +178,8 @@ func New(o Options) *Runtime {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Runtime{o: o, slots: make(chan struct{}, o.MaxTotal), life: life, end: end, servers: map[int64]*server{},
-		epochs: map[int64]uint64{}}
+	return &Runtime{o: o, slots: make(chan struct{}, o.MaxTotal), life: life, end: end, servers: map[key]*server{},
+		epochs: map[key]uint64{}}
 }
 
 // Close stops every server and waits until each has been reaped. Calls
@@ -205,59 +204,126 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
+// A key names one pool entry: a server, or a plugin, each numbered in its
+// own table.
+type key struct {
+	plugin bool
+	id     int64
+}
+
+// key is the pool entry s runs in.
+func (s Spec) key() key {
+	if s.Kind == KindPlugin {
+		if s.Plugin == nil {
+			return key{plugin: true}
+		}
+		return key{plugin: true, id: s.Plugin.ID}
+	}
+	return key{id: s.ServerID}
+}
+
 // Epoch returns server id's epoch, which Stop and Invalidate advance. A
 // Spec carries the epoch read before the state it was built from, and a
 // call with an older one is refused with [ErrStale]: a server disabled, or
 // a tool switched off, while a caller held its Spec is not run for it.
-func (r *Runtime) Epoch(id int64) uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.epochs[id]
-}
+func (r *Runtime) Epoch(id int64) uint64 { return r.epoch(key{id: id}) }
 
 // Epochs returns the epoch of every server whose epoch is not 0.
-func (r *Runtime) Epochs() map[int64]uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.epochs)
-}
+func (r *Runtime) Epochs() map[int64]uint64 { return r.epochsOf(false) }
 
 // Invalidate advances server id's epoch: Specs built before refuse to run.
-func (r *Runtime) Invalidate(id int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.epochs[id]++
-}
+func (r *Runtime) Invalidate(id int64) { r.invalidate(key{id: id}) }
 
 // Stop invalidates server id's Specs and ends its connections at once,
 // calls in flight included (it was disabled, edited or deleted); the next
 // call with a new Spec starts it again.
-func (r *Runtime) Stop(id int64) {
-	r.Invalidate(id)
+func (r *Runtime) Stop(id int64) { r.stopKey(key{id: id}) }
+
+// Forget stops server id for good (it was deleted) and drops what the
+// runtime kept of it: its logs and run history.
+func (r *Runtime) Forget(id int64) { r.forget(key{id: id}) }
+
+// Renew takes server id's running connection out of service (a Test saw
+// its tools, or the owner approved a new tool set): the next call starts a
+// fresh connection, which lists the tools again, and the calls in flight
+// finish on the old one.
+func (r *Runtime) Renew(id int64) { r.renew(key{id: id}) }
+
+// Plugins returns the runtime's controls of plugins (Specs of KindPlugin),
+// which are numbered apart from servers: plugin 3 is not server 3.
+func (r *Runtime) Plugins() Plugins { return Plugins{r} }
+
+// Plugins are the runtime's controls of plugins, by plugin id: the same as
+// the Runtime's own for servers.
+type Plugins struct{ r *Runtime }
+
+// Epoch returns plugin id's epoch (see [Runtime.Epoch]).
+func (p Plugins) Epoch(id int64) uint64 { return p.r.epoch(key{true, id}) }
+
+// Epochs returns the epoch of every plugin whose epoch is not 0.
+func (p Plugins) Epochs() map[int64]uint64 { return p.r.epochsOf(true) }
+
+// Invalidate advances plugin id's epoch: Specs built before refuse to run.
+func (p Plugins) Invalidate(id int64) { p.r.invalidate(key{true, id}) }
+
+// Stop invalidates plugin id's Specs and ends its process at once, calls
+// in flight included (it was disabled, updated or removed).
+func (p Plugins) Stop(id int64) { p.r.stopKey(key{true, id}) }
+
+// Forget stops plugin id for good (it was removed) and drops its logs.
+func (p Plugins) Forget(id int64) { p.r.forget(key{true, id}) }
+
+// Renew takes plugin id's running process out of service: the next call
+// starts a fresh one, and the calls in flight finish on the old one.
+func (p Plugins) Renew(id int64) { p.r.renew(key{true, id}) }
+
+// Logs returns what the runtime keeps of plugin id (see [Runtime.Logs]).
+func (p Plugins) Logs(id int64) Logs { return p.r.logsOf(key{true, id}) }
+
+func (r *Runtime) epoch(k key) uint64 {
 	r.mu.Lock()
-	s := r.servers[id]
+	defer r.mu.Unlock()
+	return r.epochs[k]
+}
+
+func (r *Runtime) epochsOf(plugin bool) map[int64]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[int64]uint64{}
+	for k, e := range r.epochs {
+		if k.plugin == plugin {
+			out[k.id] = e
+		}
+	}
+	return out
+}
+
+func (r *Runtime) invalidate(k key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.epochs[k]++
+}
+
+func (r *Runtime) stopKey(k key) {
+	r.invalidate(k)
+	r.mu.Lock()
+	s := r.servers[k]
 	r.mu.Unlock()
 	if s != nil {
 		s.stop(endStopped)
 	}
 }
 
-// Forget stops server id for good (it was deleted) and drops what the
-// runtime kept of it: its logs and run history.
-func (r *Runtime) Forget(id int64) {
-	r.Stop(id)
+func (r *Runtime) forget(k key) {
+	r.stopKey(k)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.servers, id)
+	delete(r.servers, k)
 }
 
-// Renew takes server id's running connection out of service (a Test saw
-// its tools, or the owner approved a new tool set): the next call starts a
-// fresh connection, which lists the tools again, and the calls in flight
-// finish on the old one.
-func (r *Runtime) Renew(id int64) {
+func (r *Runtime) renew(k key) {
 	r.mu.Lock()
-	s := r.servers[id]
+	s := r.servers[k]
 	r.mu.Unlock()
 	if s != nil {
 		s.retire(endRenewed)
@@ -267,24 +333,24 @@ func (r *Runtime) Renew(id int64) {
 // server returns the pool entry of the server s describes, creating it,
 // if s is of its current epoch.
 func (r *Runtime) server(s Spec) (*server, error) {
-	srv, err := r.entry(s.ServerID)
-	if err == nil && s.Epoch < r.Epoch(s.ServerID) {
-		return nil, fmt.Errorf("server %q: %w", s.Name, ErrStale)
+	srv, err := r.entry(s.key())
+	if err == nil && s.Epoch < r.epoch(s.key()) {
+		return nil, fmt.Errorf("%s: %w", s.label(), ErrStale)
 	}
 	return srv, err
 }
 
-// entry returns the pool entry of server id, creating it.
-func (r *Runtime) entry(id int64) (*server, error) {
+// entry returns the pool entry k, creating it.
+func (r *Runtime) entry(k key) (*server, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, ErrClosed
 	}
-	s := r.servers[id]
+	s := r.servers[k]
 	if s == nil {
-		s = &server{rt: r, id: id, logs: newLogs(), conns: map[*conn]bool{}}
-		r.servers[id] = s
+		s = &server{rt: r, logs: newLogs(), conns: map[*conn]bool{}}
+		r.servers[k] = s
 	}
 	return s, nil
 }
@@ -318,13 +384,18 @@ const (
 // A RefusedError is the drift gate's refusal of a call: Outcome says which
 // rule refused it, Reason says why in words a caller can act on.
 type RefusedError struct {
-	Server, Tool string
+	Server, Tool string // Server is the plugin's name when Plugin is set
+	Plugin       bool
 	Outcome      Outcome
 	Reason       string
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("tool %q of server %q cannot be called: %s", e.Tool, e.Server, e.Reason)
+	of := "server"
+	if e.Plugin {
+		of = "plugin"
+	}
+	return fmt.Sprintf("tool %q of %s %q cannot be called: %s", e.Tool, of, e.Server, e.Reason)
 }
 
 // Call calls tool on the server s describes, starting the server if need
@@ -338,11 +409,11 @@ func (e *RefusedError) Error() string {
 // is told to cancel the request. Every call is recorded in the audit log.
 func (r *Runtime) Call(ctx context.Context, s Spec, tool string, args json.RawMessage, caller string) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout(r.o.CallTimeout))
 	defer cancel()
 	res, c, outcome, err := r.call(ctx, s, tool, args)
 	d := time.Since(start)
-	srv, _ := r.entry(s.ServerID)
+	srv, _ := r.entry(s.key())
 	if srv != nil && s.Debug {
 		srv.logs.debug(s, c, caller, tool, outcome, d, args, res, err)
 	}
@@ -364,7 +435,7 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 	}
 	release, err := srv.acquire(ctx, r.maxCalls(s))
 	if err != nil {
-		return nil, nil, ctxOutcome(ctx), fmt.Errorf("server %q: waiting for a free slot: %w", s.Name, err)
+		return nil, nil, ctxOutcome(ctx), fmt.Errorf("%s: waiting for a free slot: %w", s.label(), err)
 	}
 	defer release()
 	c, err := srv.get(ctx, s)
@@ -396,7 +467,7 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 		return nil, c, outcome, err
 	}
 	srv.succeeded()
-	res = sanitize(res, s.Name, s.resultLimit())
+	res = sanitize(res, s)
 	if res.IsError {
 		return res, c, ToolError, nil
 	}
@@ -405,7 +476,8 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 
 // Tools returns the tools of the server s describes that a caller is
 // offered: listed on its connection (started if need be), in the approved
-// set with the same hash, and not switched off; by name.
+// set with the same hash, and not switched off; by name. A plugin's are
+// its manifest's, and it is not started.
 func (r *Runtime) Tools(ctx context.Context, s Spec) ([]Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
@@ -413,47 +485,72 @@ func (r *Runtime) Tools(ctx context.Context, s Spec) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := srv.get(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	defer srv.done(c)
-	l, err := srv.listing(ctx, c)
-	if err != nil {
-		return nil, err
+	var l Listing
+	if s.Kind == KindPlugin {
+		// Its manifest's: nothing to start.
+		if l, err = manifestListing(s); err != nil {
+			return nil, err
+		}
+	} else {
+		c, err := srv.get(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.done(c)
+		cur, err := srv.listing(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		l = cur.Listing
 	}
 	var out []Tool
 	for _, t := range l.Tools {
-		if gate(s, l.Listing, t.Name) == nil {
+		if gate(s, l, t.Name) == nil {
 			out = append(out, t)
 		}
 	}
 	return out, nil
 }
 
+// reasons are the drift gate's words for each refusal but a switched-off
+// tool's.
+type reasons struct{ removed, unknown, none, added, changed string }
+
+var serverReasons = reasons{
+	removed: "the server no longer lists it",
+	unknown: "the server lists no such tool",
+	none:    "quarantined: no tool set of this server is approved yet; the owner's Test records it",
+	added:   "quarantined: the tool appeared after the owner approved this server's tools, and waits for the owner to approve the new tool set",
+	changed: "quarantined: the tool changed (its title, description, input or output schema, or annotations) since the owner approved it, and waits for the owner to approve the new tool set",
+}
+
 // gate is the drift gate: nil if tool may be called under s on a
 // connection that listed l, else why not.
 func gate(s Spec, l Listing, tool string) *RefusedError {
-	refuse := func(o Outcome, format string, args ...any) *RefusedError {
-		return &RefusedError{Server: s.Name, Tool: tool, Outcome: o, Reason: fmt.Sprintf(format, args...)}
+	why := serverReasons
+	if s.Kind == KindPlugin {
+		why = pluginReasons
+	}
+	refuse := func(o Outcome, reason string) *RefusedError {
+		return &RefusedError{Server: s.Name, Tool: tool, Plugin: s.Kind == KindPlugin, Outcome: o, Reason: reason}
 	}
 	listed, ok := l.tool(tool)
 	approved, isApproved := s.ToolSet[tool]
 	switch {
 	case !ok && isApproved:
-		return refuse(RefusedRemoved, "the server no longer lists it")
+		return refuse(RefusedRemoved, why.removed)
 	case !ok:
-		return refuse(RefusedUnknown, "the server lists no such tool")
+		return refuse(RefusedUnknown, why.unknown)
 	case slices.Contains(s.Disabled, tool):
 		return refuse(RefusedDisabled, "the workspace owner switched it off")
 	case s.ToolSet == nil:
-		return refuse(RefusedQuarantined, "quarantined: no tool set of this server is approved yet; the owner's Test records it")
+		return refuse(RefusedQuarantined, why.none)
 	case !isApproved:
-		return refuse(RefusedQuarantined, "quarantined: the tool appeared after the owner approved this server's tools, and waits for the owner to approve the new tool set")
-	case approved == listed.HashV1:
+		return refuse(RefusedQuarantined, why.added)
+	case listed.HashV1 != "" && approved == listed.HashV1:
 		return refuse(RefusedQuarantined, "quarantined: the owner approved it under the first tool hash, which covered neither its title nor its output schema, and it waits for the owner to approve the tool set again under the hash that covers both")
 	case approved != listed.Hash:
-		return refuse(RefusedQuarantined, "quarantined: the tool changed (its title, description, input or output schema, or annotations) since the owner approved it, and waits for the owner to approve the new tool set")
+		return refuse(RefusedQuarantined, why.changed)
 	}
 	return nil
 }
@@ -486,7 +583,7 @@ func (r *Runtime) record(s Spec, tool, caller string, o Outcome, d time.Duration
 		return nil
 	}
 	_, err := r.o.Audit.AppendBatched(audit.Event{
-		Actor: caller, Action: "tool.call", Target: "server:" + strconv.FormatInt(s.ServerID, 10), Fingerprint: s.Fingerprint,
+		Actor: caller, Action: "tool.call", Target: s.target(), Fingerprint: s.Fingerprint,
 		Detail: map[string]string{"name": s.Name, "tool": tool, "outcome": string(o), "duration_ms": strconv.FormatInt(d.Milliseconds(), 10)},
 	})
 	return err

@@ -31,15 +31,21 @@ const (
 	KindSSE   = "sse"
 )
 
-// A Spec is how to reach one approved server, and what of it may be called.
-// Package servers builds it from the approved configuration and the secrets
-// released for its approved fingerprint; nothing in it comes from a caller.
+// A Spec is how to reach one approved server, or run one enabled plugin,
+// and what of it may be called. Package servers builds a server's from the
+// approved configuration and the secrets released for its approved
+// fingerprint, package plugins a plugin's from the installed plugin and
+// its approval; nothing in it comes from a caller.
 type Spec struct {
-	ServerID    int64
-	Name        string
+	ServerID    int64  // a server's id; 0 for a plugin, whose id is Plugin.ID
+	Name        string // the server's or the plugin's name
 	Fingerprint string // the approved fingerprint: a connection made under another one is replaced
-	Kind        string // KindStdio, KindHTTP or KindSSE
-	Epoch       uint64 // Runtime.Epoch, read before the state the Spec was built from
+	Kind        string // KindStdio, KindHTTP, KindSSE or KindPlugin
+	Epoch       uint64 // Runtime.Epoch (Plugins.Epoch for a plugin), read before the state the Spec was built from
+
+	// A plugin: what runs it, and its manifest's tools. Program, Env and
+	// Allow below are its node, its secrets and its allowed local origins.
+	Plugin *Plugin
 
 	// A stdio server.
 	Command string            // as typed: looked up in the child's PATH
@@ -54,9 +60,9 @@ type Spec struct {
 	Allow   []netip.Prefix    // addresses reachable despite the private-network block (ZERO_ALLOWED_LOCAL_ORIGINS)
 	TLS     *tls.Config       // nil: the system's roots; each connection gets a copy (net/http writes to it)
 
-	// ToolSet is the approved tool set, name to pin.ToolHash, approved for
-	// Fingerprint; nil when none is approved yet, and then nothing may be
-	// called.
+	// ToolSet is the approved tool set, name to pin.ToolHash (a plugin's:
+	// to its plugin tool hash), approved for Fingerprint; nil when none is
+	// approved yet, and then nothing may be called.
 	ToolSet map[string]string
 	// Disabled are the tools the owner switched off.
 	Disabled []string
@@ -187,11 +193,12 @@ func (s Spec) Cmd(roots *fsroot.Set) spawn.Cmd {
 		Timeout: MaxLifetime, Expect: s.Program, OutputLimit: stderrKept}
 }
 
-// link is a started transport: the process of a stdio server, or the MCP
-// transport to connect over to an http one.
+// link is a started transport: the process of a stdio server or a
+// plugin, or the MCP transport to connect over to an http one.
 type link struct {
 	transport mcp.Transport
 	proc      *spawn.Process
+	release   func() // after the process ended: what was started for it (a plugin's broker); nil for none
 }
 
 // dial starts what s describes: a stdio server's process, through spawn
@@ -210,6 +217,8 @@ func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Dur
 			return link{}, err
 		}
 		return link{proc: p}, nil
+	case KindPlugin:
+		return r.launchPlugin(life, s, lifetime)
 	case KindHTTP, KindSSE:
 		u, err := netguard.Options{Schemes: netguard.HTTPSOnly}.CheckURL(s.URL)
 		if err != nil {
@@ -229,7 +238,7 @@ func (r *Runtime) dial(life context.Context, s Spec, lifetime, exchange time.Dur
 		return link{transport: &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, MaxRetries: -1,
 			DisableStandaloneSSE: true, MaxEventSize: maxResponse}}, nil
 	}
-	return link{}, fmt.Errorf("server %q: unknown kind %q", s.Name, s.Kind)
+	return link{}, fmt.Errorf("%s: unknown kind %q", s.label(), s.Kind)
 }
 
 // Bounds of what a server sends.

@@ -13,15 +13,17 @@ import (
 const KindAllowance = "allowance"
 
 // An Allowance is a standing allow of a tool: the owner's for every
-// thread (Scope AnswerAlways, table tool_rules) or one thread's (Scope
-// AnswerThread, table thread_allows), bound to the tool's hash and its
-// server's fingerprint as they were when it was given.
+// thread (Scope AnswerAlways, table tool_rules, or plugin_tool_rules for a
+// plugin's tool) or one thread's (Scope AnswerThread, table thread_allows,
+// or plugin_thread_allows), bound to the tool's hash and its server's
+// fingerprint (its plugin's) as they were when it was given.
 type Allowance struct {
 	Scope       string    `json:"scope"`
 	Thread      int64     `json:"thread,omitempty"`       // for AnswerThread
 	ThreadTitle string    `json:"thread_title,omitempty"` // in a list
-	ServerID    int64     `json:"server_id"`
-	Server      string    `json:"server"` // its name
+	ServerID    int64     `json:"server_id"`              // the plugin's id when Plugin is set
+	Plugin      bool      `json:"plugin,omitempty"`       // a plugin's tool
+	Server      string    `json:"server"`                 // its server's name, or its plugin's
 	Tool        string    `json:"tool"`
 	Hash        string    `json:"tool_hash"`
 	Fingerprint string    `json:"fingerprint"`
@@ -39,23 +41,32 @@ type AllowanceEvent struct {
 }
 
 // Allowances returns the first limit allowances, the owner's (by server
-// and tool) before the threads' (the newest thread first), and how many
-// there are in all.
+// and tool, then by plugin and tool) before the threads' (the newest
+// thread first, a thread's servers' tools before its plugins'), and how
+// many there are in all.
 func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, error) {
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM tool_rules WHERE rule = ?) + (SELECT count(*) FROM thread_allows)`, Allow).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM tool_rules WHERE rule = ?) + (SELECT count(*) FROM thread_allows)
+		+ (SELECT count(*) FROM plugin_tool_rules WHERE rule = ?) + (SELECT count(*) FROM plugin_thread_allows)`, Allow, Allow).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	out := []Allowance{}
 	for _, q := range []struct {
-		scope, sql string
-		args       []any
+		scope  string
+		plugin bool
+		sql    string
+		args   []any
 	}{
-		{AnswerAlways, `SELECT 0, '', r.server_id, s.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
+		{AnswerAlways, false, `SELECT 0, '', r.server_id, s.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
 			FROM tool_rules r JOIN servers s ON s.id = r.server_id WHERE r.rule = ? ORDER BY s.name, r.tool LIMIT ?`, []any{Allow}},
-		{AnswerThread, `SELECT a.thread_id, t.title, a.server_id, s.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
+		{AnswerAlways, true, `SELECT 0, '', r.plugin_id, p.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
+			FROM plugin_tool_rules r JOIN plugins p ON p.id = r.plugin_id WHERE r.rule = ? ORDER BY p.name, r.tool LIMIT ?`, []any{Allow}},
+		{AnswerThread, false, `SELECT a.thread_id, t.title, a.server_id, s.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
 			FROM thread_allows a JOIN servers s ON s.id = a.server_id JOIN threads t ON t.id = a.thread_id
 			ORDER BY a.thread_id DESC, s.name, a.tool LIMIT ?`, nil},
+		{AnswerThread, true, `SELECT a.thread_id, t.title, a.plugin_id, p.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
+			FROM plugin_thread_allows a JOIN plugins p ON p.id = a.plugin_id JOIN threads t ON t.id = a.thread_id
+			ORDER BY a.thread_id DESC, p.name, a.tool LIMIT ?`, nil},
 	} {
 		if len(out) >= limit {
 			break
@@ -65,7 +76,7 @@ func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, er
 			return nil, 0, err
 		}
 		for rows.Next() {
-			a := Allowance{Scope: q.scope}
+			a := Allowance{Scope: q.scope, Plugin: q.plugin}
 			var at string
 			if err := rows.Scan(&a.Thread, &a.ThreadTitle, &a.ServerID, &a.Server, &a.Tool, &a.Hash, &a.Fingerprint, &a.SetBy, &at); err != nil {
 				rows.Close()
@@ -83,17 +94,18 @@ func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, er
 }
 
 // Revoke removes the allowance that a's scope, thread (for AnswerThread),
-// server and tool name, and returns it as it was, its server named. One
-// that is not there (revoked already) is ErrNotFound. A call decided on
-// it before runs; every call decided after asks.
+// server (or plugin) and tool name, and returns it as it was, its server
+// named. One that is not there (revoked already) is ErrNotFound. A call
+// decided on it before runs; every call decided after asks.
 func (s *Store) Revoke(ctx context.Context, a Allowance) (Allowance, error) {
+	tb := tablesOf(a.Plugin)
 	var del string
 	args := []any{a.ServerID, a.Tool}
 	switch a.Scope {
 	case AnswerAlways:
-		del, args = `DELETE FROM tool_rules WHERE server_id = ? AND tool = ? AND rule = ?`, append(args, Allow)
+		del, args = `DELETE FROM `+tb.rules+` WHERE `+tb.id+` = ? AND tool = ? AND rule = ?`, append(args, Allow)
 	case AnswerThread:
-		del, args = `DELETE FROM thread_allows WHERE server_id = ? AND tool = ? AND thread_id = ?`, append(args, a.Thread)
+		del, args = `DELETE FROM `+tb.allows+` WHERE `+tb.id+` = ? AND tool = ? AND thread_id = ?`, append(args, a.Thread)
 	default:
 		return Allowance{}, fmt.Errorf("%w: scope %q: want %s or %s", ErrInvalid, a.Scope, AnswerAlways, AnswerThread)
 	}
@@ -105,13 +117,13 @@ func (s *Store) Revoke(ctx context.Context, a Allowance) (Allowance, error) {
 	var at string
 	err = tx.QueryRowContext(ctx, del+` RETURNING tool_hash, fingerprint, set_by, set_at`, args...).Scan(&a.Hash, &a.Fingerprint, &a.SetBy, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Allowance{}, fmt.Errorf("%w: no such allowance of %s (server %d): it was revoked already, or the tool asks again", ErrNotFound, a.Tool, a.ServerID)
+		return Allowance{}, fmt.Errorf("%w: no such allowance of %s (%s %d): it was revoked already, or the tool asks again", ErrNotFound, a.Tool, tb.noun(), a.ServerID)
 	}
 	if err != nil {
 		return Allowance{}, err
 	}
 	a.SetAt = parseStamp(at)
-	if err := tx.QueryRowContext(ctx, `SELECT name FROM servers WHERE id = ?`, a.ServerID).Scan(&a.Server); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT name FROM `+tb.owners+` WHERE id = ?`, a.ServerID).Scan(&a.Server); err != nil {
 		return Allowance{}, err
 	}
 	if a.Scope == AnswerAlways {

@@ -14,10 +14,12 @@ const (
 	Deny  = "deny"  // refused without asking
 )
 
-// A ToolRef names a tool as the runtime offers it now: its server, name,
-// hash, and the fingerprint of the server's approved configuration.
+// A ToolRef names a tool as the runtime offers it now: its server (or
+// plugin), name, hash, and the fingerprint of the server's approved
+// configuration (the plugin's approval).
 type ToolRef struct {
-	ServerID    int64
+	ServerID    int64 // the server's id, or the plugin's when Plugin is set
+	Plugin      bool  // a plugin's tool: plugins are numbered apart from servers
 	Tool        string
 	Hash        string
 	Fingerprint string
@@ -31,20 +33,49 @@ type Verdict struct {
 	Allowance *Allowance `json:"allowance,omitempty"`
 }
 
+// The tables of approval rules: a server's tools' and a plugin's tools'
+// apart, as their ids are numbered apart.
+type ruleTables struct {
+	rules, allows string // the owner's rules, the threads' allowances
+	id            string // their column of the server's or plugin's id
+	owners        string // the table of servers, or of plugins
+}
+
+// tablesOf returns the tables of the rules of a server's tools, or a
+// plugin's.
+func tablesOf(plugin bool) ruleTables {
+	if plugin {
+		return ruleTables{"plugin_tool_rules", "plugin_thread_allows", "plugin_id", "plugins"}
+	}
+	return ruleTables{"tool_rules", "thread_allows", "server_id", "servers"}
+}
+
+// noun is what the tables' tools belong to, for messages.
+func (tb ruleTables) noun() string {
+	if tb.owners == "plugins" {
+		return "plugin"
+	}
+	return "server"
+}
+
 // Decide says what a call of t in thread id needs. A deny by the owner wins
 // over everything, whatever the tool became. An allow, the owner's for
 // every thread or one thread's, holds only while the tool's hash and the
 // server's fingerprint are those it was given for: after a drift the call
-// is asked again. With neither, the call is asked.
+// is asked again. With neither, the call is asked. A plugin's tool has its
+// own rules: one given for a server's tool of the same id and name does
+// not hold for it.
 func (s *Store) Decide(ctx context.Context, id int64, t ToolRef) (Verdict, error) {
+	tb := tablesOf(t.Plugin)
 	var rule, hash, fp, by, at string
-	err := s.db.QueryRowContext(ctx, `SELECT rule, tool_hash, fingerprint, set_by, set_at FROM tool_rules WHERE server_id = ? AND tool = ?`,
+	err := s.db.QueryRowContext(ctx, `SELECT rule, tool_hash, fingerprint, set_by, set_at FROM `+tb.rules+` WHERE `+tb.id+` = ? AND tool = ?`,
 		t.ServerID, t.Tool).Scan(&rule, &hash, &fp, &by, &at)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Verdict{}, err
 	}
 	allowance := func(scope string, thread int64) *Allowance {
-		return &Allowance{Scope: scope, Thread: thread, ServerID: t.ServerID, Tool: t.Tool, Hash: hash, Fingerprint: fp, SetBy: by, SetAt: parseStamp(at)}
+		return &Allowance{Scope: scope, Thread: thread, ServerID: t.ServerID, Plugin: t.Plugin, Tool: t.Tool, Hash: hash, Fingerprint: fp,
+			SetBy: by, SetAt: parseStamp(at)}
 	}
 	switch {
 	case rule == Deny:
@@ -53,7 +84,7 @@ func (s *Store) Decide(ctx context.Context, id int64, t ToolRef) (Verdict, error
 		return Verdict{Allow, "the workspace owner always allows this tool", allowance(AnswerAlways, 0)}, nil
 	}
 	drifted := rule == Allow
-	err = s.db.QueryRowContext(ctx, `SELECT tool_hash, fingerprint, set_by, set_at FROM thread_allows WHERE thread_id = ? AND server_id = ? AND tool = ?`,
+	err = s.db.QueryRowContext(ctx, `SELECT tool_hash, fingerprint, set_by, set_at FROM `+tb.allows+` WHERE thread_id = ? AND `+tb.id+` = ? AND tool = ?`,
 		id, t.ServerID, t.Tool).Scan(&hash, &fp, &by, &at)
 	switch {
 	case err == nil && hash == t.Hash && fp == t.Fingerprint:
@@ -72,16 +103,17 @@ func (s *Store) Decide(ctx context.Context, id int64, t ToolRef) (Verdict, error
 // SetRule sets the owner's rule for t in every thread: Allow (for t's hash
 // and fingerprint), Deny, or "" to remove it.
 func (s *Store) SetRule(ctx context.Context, actor string, t ToolRef, rule string) error {
+	tb := tablesOf(t.Plugin)
 	switch rule {
 	case "":
-		_, err := s.db.ExecContext(ctx, `DELETE FROM tool_rules WHERE server_id = ? AND tool = ?`, t.ServerID, t.Tool)
+		_, err := s.db.ExecContext(ctx, `DELETE FROM `+tb.rules+` WHERE `+tb.id+` = ? AND tool = ?`, t.ServerID, t.Tool)
 		return err
 	case Allow, Deny:
 	default:
 		return fmt.Errorf("%w: rule %q: want allow, deny or none", ErrInvalid, rule)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO tool_rules (server_id, tool, rule, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (server_id, tool) DO UPDATE SET rule = excluded.rule, tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO `+tb.rules+` (`+tb.id+`, tool, rule, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (`+tb.id+`, tool) DO UPDATE SET rule = excluded.rule, tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
 		set_by = excluded.set_by, set_at = excluded.set_at`, t.ServerID, t.Tool, rule, t.Hash, t.Fingerprint, actor, stamp(s.now()))
 	return err
 }
@@ -89,8 +121,9 @@ func (s *Store) SetRule(ctx context.Context, actor string, t ToolRef, rule strin
 // AllowInThread allows t, as it is now, for the rest of thread id, given
 // by actor.
 func (s *Store) AllowInThread(ctx context.Context, actor string, id int64, t ToolRef) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO thread_allows (thread_id, server_id, tool, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (thread_id, server_id, tool) DO UPDATE SET tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
+	tb := tablesOf(t.Plugin)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO `+tb.allows+` (thread_id, `+tb.id+`, tool, tool_hash, fingerprint, set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (thread_id, `+tb.id+`, tool) DO UPDATE SET tool_hash = excluded.tool_hash, fingerprint = excluded.fingerprint,
 		set_by = excluded.set_by, set_at = excluded.set_at`,
 		id, t.ServerID, t.Tool, t.Hash, t.Fingerprint, actor, stamp(s.now()))
 	return err

@@ -63,7 +63,7 @@ func (l Limits) withDefaults() Limits {
 // A Tool is one tool a run may call, as the tool runtime offers it now.
 type Tool struct {
 	Name        string // the name the model calls it by
-	Server      string // its server's name
+	Server      string // its server's name, or its plugin's (Ref.Plugin)
 	Ref         ToolRef
 	Description string
 	InputSchema json.RawMessage
@@ -107,7 +107,8 @@ type ApprovalEvent struct {
 	Approval  int64           `json:"approval"`
 	Run       int64           `json:"run"`
 	CallID    string          `json:"call_id"`
-	Server    string          `json:"server"`
+	Server    string          `json:"server"`           // the server's name, or the plugin's
+	Plugin    bool            `json:"plugin,omitempty"` // a plugin's tool
 	Tool      string          `json:"tool"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -646,7 +647,7 @@ func (l *loop) ask(ctx context.Context, c model.ToolCall, t Tool, args json.RawM
 		delete(l.r.waiting, a.ID)
 		l.r.mu.Unlock()
 	}()
-	body := ApprovalEvent{Approval: a.ID, Run: l.run.ID, CallID: c.ID, Server: t.Server, Tool: t.Ref.Tool, Name: t.Name,
+	body := ApprovalEvent{Approval: a.ID, Run: l.run.ID, CallID: c.ID, Server: t.Server, Plugin: t.Ref.Plugin, Tool: t.Ref.Tool, Name: t.Name,
 		Arguments: args, Reason: reason, Hints: t.Hints, Status: Pending, Expires: a.Expires}
 	if err := l.status(ctx, WaitingApproval); err != nil {
 		return "", err

@@ -394,6 +394,7 @@
     li.appendChild(h);
     var tool = visible(String(a.tool || "")), name = visible(String(a.name || ""));
     var t = el("p", "approval-tool");
+    if (a.plugin) t.appendChild(el("span", "tool-kind", "plugin "));
     t.appendChild(el("code", "tool-server", visible(String(a.server || ""))));
     t.appendChild(document.createTextNode(" / "));
     t.appendChild(el("code", "tool-name", tool));
@@ -475,6 +476,7 @@
     li.id = "event-" + ev.seq;
     li.appendChild(badge("passed", "Ran without asking"));
     li.appendChild(document.createTextNode(" "));
+    if (a.plugin) li.appendChild(el("span", "tool-kind", "plugin "));
     li.appendChild(el("code", "tool-server", visible(String(a.server || ""))));
     li.appendChild(document.createTextNode(" / "));
     li.appendChild(el("code", "tool-name", visible(String(a.tool || ""))));
@@ -485,7 +487,7 @@
     li.appendChild(el("span", "allowed-by", (always ? "always allowed, in every thread" : "allowed in this thread") + ", by " + by + given));
     li.appendChild(document.createTextNode(", for the tool "));
     li.appendChild(el("code", "hash", visible(String(a.tool_hash || ""))));
-    li.appendChild(document.createTextNode(" of the server "));
+    li.appendChild(document.createTextNode(a.plugin ? " of the plugin " : " of the server "));
     li.appendChild(el("code", "hash", visible(String(a.fingerprint || ""))));
     li.appendChild(document.createTextNode(". "));
     var link = el("a", "", "Allowances");
