@@ -111,7 +111,7 @@ func TestPluginsAPI(t *testing.T) {
 		t.Errorf("enabled: %+v", pl)
 	}
 	run, err := ts.w.plugins.Runnable(t.Context(), in.Plugin.ID)
-	if err != nil || run.Secrets["API_KEY"] != canary {
+	if err != nil || run.Env["API_KEY"] != canary {
 		t.Errorf("runnable: %v", err)
 	}
 	b.must("GET", "/api/plugins", nil, 200, nil)

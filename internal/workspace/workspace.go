@@ -193,13 +193,23 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	w.runtime = runtime.New(runtime.Options{Roots: w.roots, Audit: w.audit, Resolver: o.Resolver, Log: w.log, Observe: w.observe})
+	w.runtime = runtime.New(runtime.Options{Roots: w.roots, Audit: w.audit, Resolver: o.Resolver, Log: w.log, Observe: w.observe,
+		DataDir: o.Home})
 	w.servers = servers.NewManager(servers.Options{
 		DB: db, Box: box, Audit: w.audit, Workspace: w.roots, TLS: o.TLS, Resolver: o.Resolver, LocalCA: localCA,
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
 		Changed: func(id int64) { w.endpoint.Changed(id) }, Log: w.log,
 	})
-	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Runtime: w.runtime, Log: w.log, Shared: o.DatabaseURL != ""})
+	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
+		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
+		return nil, fmt.Errorf("open the skills: %w", err)
+	}
+	if w.plugins, err = plugins.New(ctx, plugins.Options{Dir: filepath.Join(o.Home, pluginsDir), DB: db, Box: box, Audit: w.audit,
+		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}, Skills: w.skills, Servers: w.servers,
+		Runtime: w.runtime, LocalOrigins: o.AllowedLocalOrigins, Changed: func(id int64) { w.endpoint.PluginChanged(id) }}); err != nil {
+		return nil, fmt.Errorf("open the plugins: %w", err)
+	}
+	w.endpoint = endpoint.New(endpoint.Options{Servers: w.servers, Plugins: w.plugins, Runtime: w.runtime, Log: w.log, Shared: o.DatabaseURL != ""})
 	w.providers = providers.New(db, box, w.audit)
 	// Each thread's folder is under the thread workspace, where the tools
 	// run: $ZERO_HOME/workspace/threads/ID.
@@ -225,14 +235,6 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		if err := w.startQueue(ctx, w.pool); err != nil {
 			return nil, fmt.Errorf("start the threads' queue: %w", err)
 		}
-	}
-	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
-		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
-		return nil, fmt.Errorf("open the skills: %w", err)
-	}
-	if w.plugins, err = plugins.New(ctx, plugins.Options{Dir: filepath.Join(o.Home, pluginsDir), DB: db, Box: box, Audit: w.audit,
-		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}, Skills: w.skills, Servers: w.servers, Workspace: w.roots}); err != nil {
-		return nil, fmt.Errorf("open the plugins: %w", err)
 	}
 	if err := w.servers.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("upgrade stored servers: %w", err)

@@ -40,6 +40,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
@@ -108,7 +110,9 @@ func (n Node) permissionFlag() string {
 
 // FindNode finds program (such as "node") as spawn finds a stdio server's
 // program, in the PATH of Zero's environment, and asks it its version, in
-// the sandbox. Node 20 or later is needed, for its permission model.
+// the sandbox. Node 20 or later is needed, for its permission model. A
+// version is asked once per file: the same path with the same inode, size
+// and modification time answers from memory.
 func FindNode(ctx context.Context, program string) (Node, error) {
 	dir, err := os.MkdirTemp("", "zero-node-")
 	if err != nil {
@@ -129,6 +133,20 @@ func FindNode(ctx context.Context, program string) (Node, error) {
 	if err != nil {
 		return Node{}, fmt.Errorf("find node: %w", err)
 	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Node{}, fmt.Errorf("find node: %w", err)
+	}
+	id := nodeFile{path: path, size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.inode = st.Ino
+	}
+	nodesMu.Lock()
+	n, ok := nodes[id]
+	nodesMu.Unlock()
+	if ok {
+		return n, nil
+	}
 	cmd.Program, cmd.Expect = path, path
 	if !strings.HasPrefix(path, "/usr/") {
 		cmd.ReadOnlyFiles = []string{path}
@@ -145,8 +163,25 @@ func FindNode(ctx context.Context, program string) (Node, error) {
 	if major < 20 {
 		return Node{}, fmt.Errorf("%w: %s is node %s; plugins need node 20 or later, for its permission model", ErrNode, path, version)
 	}
-	return Node{Path: path, Major: major, Minor: minor}, nil
+	n = Node{Path: path, Major: major, Minor: minor}
+	nodesMu.Lock()
+	nodes[id] = n
+	nodesMu.Unlock()
+	return n, nil
 }
+
+// nodeFile tells one node program file from another.
+type nodeFile struct {
+	path  string
+	size  int64
+	mtime time.Time
+	inode uint64
+}
+
+var (
+	nodesMu sync.Mutex
+	nodes   = map[nodeFile]Node{}
+)
 
 // parseVersion reads "v20.20.2".
 func parseVersion(v string) (major, minor int, ok bool) {

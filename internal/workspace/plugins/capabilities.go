@@ -7,13 +7,6 @@ import (
 	"github.com/zero-dev/zero/internal/plugin"
 )
 
-// Zero's default limits, which a zero field of plugin.Limits means.
-const (
-	defaultTimeoutMS = 30_000
-	defaultMemoryMiB = 256
-	defaultProcesses = 32
-)
-
 // diffCapabilities says, in words, what now grants that was did not
 // (widened) and what it no longer grants (narrowed).
 func diffCapabilities(was, now plugin.Capabilities) (widened, narrowed []string) {
@@ -40,13 +33,7 @@ func diffCapabilities(was, now plugin.Capabilities) (widened, narrowed []string)
 	case was.Process && !now.Process:
 		narrowed = append(narrowed, "starts child processes no more")
 	}
-	limit := func(what, unit string, a, b, def int) {
-		if a == 0 {
-			a = def
-		}
-		if b == 0 {
-			b = def
-		}
+	limit := func(what, unit string, a, b int) {
 		switch {
 		case b > a:
 			widened = append(widened, fmt.Sprintf("%s raised from %d to %d %s", what, a, b, unit))
@@ -54,16 +41,9 @@ func diffCapabilities(was, now plugin.Capabilities) (widened, narrowed []string)
 			narrowed = append(narrowed, fmt.Sprintf("%s lowered from %d to %d %s", what, a, b, unit))
 		}
 	}
-	wl, nl := limitsOf(was), limitsOf(now)
-	limit("time a call may take", "ms", wl.TimeoutMS, nl.TimeoutMS, defaultTimeoutMS)
-	limit("memory", "MiB", wl.MemoryMiB, nl.MemoryMiB, defaultMemoryMiB)
-	limit("processes at once", "", wl.Processes, nl.Processes, defaultProcesses)
+	wl, nl := was.EffectiveLimits(), now.EffectiveLimits()
+	limit("time a call may take", "ms", wl.TimeoutMS, nl.TimeoutMS)
+	limit("memory", "MiB", wl.MemoryMiB, nl.MemoryMiB)
+	limit("processes at once", "", wl.Processes, nl.Processes)
 	return widened, narrowed
-}
-
-func limitsOf(c plugin.Capabilities) plugin.Limits {
-	if c.Limits == nil {
-		return plugin.Limits{}
-	}
-	return *c.Limits
 }

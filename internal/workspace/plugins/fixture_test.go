@@ -90,7 +90,7 @@ func (f *fixture) open() *Manager {
 	f.t.Cleanup(func() { rt.Close() })
 	f.servers = servers.NewManager(servers.Options{DB: f.db, Box: f.box, Audit: log, Workspace: f.roots, Runtime: rt})
 	m, err := New(context.Background(), Options{Dir: filepath.Join(f.home, "plugins"), DB: f.db, Box: f.box, Audit: log, Source: src,
-		Skills: f.skills, Servers: f.servers, Workspace: f.roots})
+		Skills: f.skills, Servers: f.servers, Runtime: rt})
 	if err != nil {
 		f.t.Fatal(err)
 	}

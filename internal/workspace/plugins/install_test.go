@@ -13,6 +13,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/plugin"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 )
 
 // TestInstallFlow is issue 30's install: the preview shows the pinned
@@ -93,8 +94,9 @@ func TestInstallFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Dir != pl.Dir || run.Entry != "plugin.js" || run.Node != p.Node || run.Fingerprint != p.Fingerprint || run.ToolSet["greet"] != p.Tools[0].Hash ||
-		len(run.Tools) != 1 || run.Capabilities.NetworkHosts[0] != "127.0.0.1:8080" || run.PermissionHash != p.PermissionHash {
+	if run.Kind != runtime.KindPlugin || run.Plugin == nil || run.Plugin.ID != pl.ID || run.Plugin.Dir != pl.Dir || run.Plugin.Entry != "plugin.js" ||
+		run.Program != p.Node || run.Fingerprint != p.Fingerprint || run.ToolSet["greet"] != p.Tools[0].Hash ||
+		len(run.Plugin.Tools) != 1 || run.Plugin.Tools[0].Hash != p.Tools[0].Hash || run.Plugin.Capabilities.NetworkHosts[0] != "127.0.0.1:8080" {
 		t.Errorf("run: %+v", run)
 	}
 	if recs := f.records("plugin.enable"); len(recs) != 1 || recs[0].Fingerprint != p.Fingerprint {

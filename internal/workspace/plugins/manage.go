@@ -10,11 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
-	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/plugin"
+	"github.com/zero-dev/zero/internal/plugin/host"
 )
 
 // A Plugin is an installed plugin as the API and pages show it.
@@ -108,11 +107,12 @@ func (m *Manager) List(ctx context.Context) ([]Plugin, error) {
 
 func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 	caps := r.capabilities()
+	node, _ := m.resolveNode(ctx)
 	p := Plugin{ID: r.id, Name: r.name, Version: r.manifest.Version, Description: r.manifest.Description, Repo: r.repo, Ref: r.ref,
 		Folder: r.folder, Commit: r.commit, SetHash: r.setHash, Tools: []Tool{}, Capabilities: caps, CapabilityWords: capabilityWords(caps),
-		PermissionHash: r.permissionHash, Fingerprint: r.fingerprint(), ApprovedFingerprint: r.approvedFingerprint,
+		PermissionHash: r.permissionHash, Fingerprint: r.fingerprint(node.Path), ApprovedFingerprint: r.approvedFingerprint,
 		Enabled: r.enabled, Runnable: r.manifest.Zero != nil, ApprovedNode: r.approvedNode, Secrets: []Secret{}, Dir: m.path(r),
-		InstalledBy: r.installedBy, InstalledAt: r.installedAt, UpdatedAt: r.updatedAt}
+		Node: node.Path, InstalledBy: r.installedBy, InstalledAt: r.installedAt, UpdatedAt: r.updatedAt}
 	p.Approved = p.ApprovedFingerprint != "" && p.ApprovedFingerprint == p.Fingerprint
 	if z := r.manifest.Zero; z != nil {
 		p.Entry = z.Entry
@@ -120,7 +120,6 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 			p.Tools = append(p.Tools, toolView(t))
 		}
 	}
-	p.Node, _ = m.resolveNode()
 	p.Skills, p.Servers = m.portable(r)
 	stored, err := m.storedSecrets(ctx, q, r.id)
 	if err != nil {
@@ -136,20 +135,15 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 	return p, nil
 }
 
-// resolveNode is the node program a plugin would run under now, looked
-// up as the execution boundary looks a program up.
-func (m *Manager) resolveNode() (string, error) {
-	if m.node != nil {
-		return m.node()
-	}
-	if m.o.Workspace == nil {
-		return "", ErrNoNode
-	}
-	p, err := spawn.Resolve(spawn.Cmd{Program: "node", Dir: ".", Roots: m.o.Workspace, Timeout: time.Second})
+// resolveNode is the node program a plugin would run under now, found as
+// the execution boundary finds a program, and able to run plugins (node 20
+// or later); "" with an error wrapping ErrNoNode if there is none.
+func (m *Manager) resolveNode(ctx context.Context) (host.Node, error) {
+	n, err := findNode(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w (%v)", ErrNoNode, err)
+		return host.Node{}, fmt.Errorf("%w (%v)", ErrNoNode, err)
 	}
-	return p, nil
+	return n, nil
 }
 
 // change runs fn on plugin id in a transaction, audits action with the
@@ -164,13 +158,14 @@ func (m *Manager) change(ctx context.Context, actor string, id int64, action str
 	if err != nil {
 		return Plugin{}, err
 	}
+	node, _ := m.resolveNode(ctx)
 	detail, err := fn(tx, cur)
 	if err != nil {
 		return Plugin{}, err
 	}
 	d := map[string]string{"name": cur.name, "commit": cur.commit}
 	maps.Copy(d, detail)
-	if _, err := m.o.Audit.Append(audit.Event{Actor: actor, Action: action, Target: target(id), Fingerprint: cur.fingerprint(), Detail: d}); err != nil {
+	if _, err := m.o.Audit.Append(audit.Event{Actor: actor, Action: action, Target: target(id), Fingerprint: cur.fingerprint(node.Path), Detail: d}); err != nil {
 		return Plugin{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -205,9 +200,12 @@ func (m *Manager) Enable(ctx context.Context, actor string, id int64, fp string)
 		if h, err := installedSetHash(m.path(cur)); err != nil || h != cur.setHash {
 			return nil, fmt.Errorf("%w (%s)", ErrFilesChanged, m.path(cur))
 		}
-		node, err := m.resolveNode()
+		node, err := m.resolveNode(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if node.Path != now.Node {
+			return nil, &ApprovalRequired{Plugin: now} // the node found changed since the view
 		}
 		resealed, err := m.reseal(ctx, tx, cur)
 		if err != nil {
@@ -215,8 +213,8 @@ func (m *Manager) Enable(ctx context.Context, actor string, id int64, fp string)
 		}
 		tools, _ := json.Marshal(toolHashes(cur.manifest))
 		_, err = tx.ExecContext(ctx, `UPDATE plugins SET approved_fingerprint = ?, approved_permission_hash = ?, approved_tools = ?, approved_node = ?,
-			enabled = 1, updated_at = ? WHERE id = ?`, now.Fingerprint, cur.permissionHash, string(tools), node, stamp(m.o.Now()), id)
-		return map[string]string{"permission_hash": cur.permissionHash, "node": node, "secrets_resealed": resealed}, err
+			enabled = 1, updated_at = ? WHERE id = ?`, now.Fingerprint, cur.permissionHash, string(tools), node.Path, stamp(m.o.Now()), id)
+		return map[string]string{"permission_hash": cur.permissionHash, "node": node.Path, "secrets_resealed": resealed}, err
 	})
 }
 

@@ -26,7 +26,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/gitsource"
-	"github.com/zero-dev/zero/internal/guard/fsroot"
+	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/skills"
@@ -102,10 +102,13 @@ type Options struct {
 	Skills *skills.Manager
 	// Servers saves a plugin's mcp.json servers as drafts; nil saves none.
 	Servers *servers.Manager
-	// Workspace is the thread workspace, from which node is looked up as a
-	// run would.
-	Workspace *fsroot.Set
-	Now       func() time.Time // nil: time.Now
+	// Runtime runs the enabled plugins: a Spec carries its epoch.
+	Runtime *runtime.Runtime
+	// LocalOrigins are the allowed local origins (ZERO_ALLOWED_LOCAL_ORIGINS,
+	// scheme://host:port): a plugin granted one's host and port may reach
+	// it though it is loopback or private.
+	LocalOrigins []string
+	Now          func() time.Time // nil: time.Now
 	// Changed, if set, hears of plugin id after every committed change to
 	// it (the runtime then stops what it runs of it). It must not block.
 	Changed func(id int64)
@@ -120,8 +123,6 @@ type Manager struct {
 	// the files are written, before they are read back, and "moved" once
 	// they are in place, before the install is committed.
 	step func(name, dir string)
-	// node, in tests, resolves the node program instead of the PATH.
-	node func() (string, error)
 }
 
 // New returns a manager of o.Dir (created, mode 0700), after undoing what
@@ -172,7 +173,13 @@ func (m *Manager) recover(ctx context.Context) error {
 	return nil
 }
 
+// changed ends plugin id's running process, calls in flight included, and
+// refuses the Specs built before (it was enabled, disabled, updated or
+// removed, or a secret changed), then tells Options.Changed.
 func (m *Manager) changed(id int64) {
+	if m.o.Runtime != nil {
+		m.o.Runtime.Plugins().Stop(id)
+	}
 	if m.o.Changed != nil {
 		m.o.Changed(id)
 	}

@@ -180,7 +180,7 @@ func (m *Manager) previewAt(ctx context.Context, r Request, commit string) (*Pre
 	if err != nil {
 		return nil, m.fetchError(r, err)
 	}
-	p := m.review(r, snap)
+	p := m.review(ctx, r, snap)
 	if err := m.compareInstalled(ctx, p); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (m *Manager) fetchError(r Request, err error) error {
 
 // review is what a snapshot shows, and what stands in the way of
 // installing it.
-func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
+func (m *Manager) review(ctx context.Context, r Request, snap *gitsource.Snapshot) *Preview {
 	p := &Preview{Request: r, Commit: snap.Commit, snap: snap, Tools: []Tool{}, Skills: []SkillOffer{}, Servers: []ServerOffer{},
 		Files: []File{}, Findings: []skills.Finding{}, Notes: []string{}, Problems: []string{}, CapabilityWords: []string{}}
 	p.SetHash = setHash(snap.Files)
@@ -247,10 +247,11 @@ func (m *Manager) review(r Request, snap *gitsource.Snapshot) *Preview {
 	}
 	p.offerServers(mcp)
 	p.listSkills(folderFiles)
+	node, _ := m.resolveNode(ctx)
+	p.Node = node.Path
 	if p.manifest != nil {
-		p.Fingerprint = fingerprint(p.Commit, p.PermissionHash, toolHashes(p.manifest), p.SetHash)
+		p.Fingerprint = fingerprint(p.Commit, p.PermissionHash, toolHashes(p.manifest), p.SetHash, p.Node)
 	}
-	p.Node, _ = m.resolveNode()
 	return p
 }
 
@@ -283,7 +284,7 @@ func toolView(t plugin.Tool) Tool {
 		req = []string{}
 	}
 	return Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Required: req,
-		Capabilities: t.Capabilities, Words: capabilityWords(t.Capabilities), Hash: toolHash(t)}
+		Capabilities: t.Capabilities, Words: t.Capabilities.Words(), Hash: toolHash(t)}
 }
 
 // toolHashes maps a manifest's tools to their tool hashes.

@@ -87,9 +87,10 @@ func (m *Manager) lockAndLoad(ctx context.Context, tx *sql.Tx, id int64) (*row, 
 // path is the folder of an installed plugin's files.
 func (m *Manager) path(r *row) string { return filepath.Join(m.o.Dir, r.dir, filesDir) }
 
-// fingerprint is r's approval fingerprint as it is installed now.
-func (r *row) fingerprint() string {
-	return fingerprint(r.commit, r.permissionHash, toolHashes(r.manifest), r.setHash)
+// fingerprint is r's approval fingerprint as it is installed now, run
+// with the node program at path node.
+func (r *row) fingerprint(node string) string {
+	return fingerprint(r.commit, r.permissionHash, toolHashes(r.manifest), r.setHash, node)
 }
 
 // capabilities are what r's manifest requests as a whole.

@@ -131,8 +131,8 @@ func TestWidenedUpdateNeedsApproval(t *testing.T) {
 	if _, err := f.m.Enable(ctx, "user:owner", id, p1.Fingerprint); err != nil {
 		t.Fatal(err)
 	}
-	if run, err := f.m.Runnable(ctx, id); err != nil || run.Secrets["API_KEY"] != "canary-7f3e" {
-		t.Fatalf("runnable: %v %v", run.Secrets, err)
+	if run, err := f.m.Runnable(ctx, id); err != nil || run.Env["API_KEY"] != "canary-7f3e" {
+		t.Fatalf("runnable: %v %v", run.Env, err)
 	}
 
 	v2 := map[string]any{"secrets": []string{"API_KEY"}, "network.hosts": []string{"127.0.0.1:9000"}, "process": true}
@@ -171,8 +171,8 @@ func TestWidenedUpdateNeedsApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, err := f.m.Runnable(ctx, id)
-	if err != nil || run.Secrets["API_KEY"] != "canary-7f3e" || len(run.Secrets) != 1 || !run.Capabilities.Process {
-		t.Errorf("runnable after the new approval: %+v %v", run.Secrets, err)
+	if err != nil || run.Env["API_KEY"] != "canary-7f3e" || len(run.Env) != 1 || !run.Plugin.Capabilities.Process {
+		t.Errorf("runnable after the new approval: %+v %v", run.Env, err)
 	}
 	var rows int
 	f.db.QueryRow(`SELECT count(*) FROM plugin_secrets WHERE plugin_id = ?`, id).Scan(&rows)
@@ -213,8 +213,8 @@ func TestSecretsStayWithTheirPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if run, err := f.m.Runnable(ctx, b.Plugin.ID); err != nil || len(run.Secrets) != 0 {
-		t.Errorf("b's secrets: %v %v", run.Secrets, err)
+	if run, err := f.m.Runnable(ctx, b.Plugin.ID); err != nil || len(run.Env) != 0 {
+		t.Errorf("b's secrets: %v %v", run.Env, err)
 	}
 	if _, err := f.m.SetSecret(ctx, "user:owner", b.Plugin.ID, "OTHER", "x"); !errors.Is(err, ErrSecretUnknown) {
 		t.Errorf("an undeclared secret: %v", err)
@@ -225,7 +225,7 @@ func TestSecretsStayWithTheirPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	if run, err := f.m.Runnable(ctx, b.Plugin.ID); !errors.Is(err, secrets.ErrOpen) || strings.Contains(err.Error(), "canary") {
-		t.Errorf("a's value in b's row: %v %v", run.Secrets, err)
+		t.Errorf("a's value in b's row: %v %v", run.Env, err)
 	}
 	// A server's value sealed for the same id, name and hash does not open
 	// as a plugin's.
@@ -234,7 +234,7 @@ func TestSecretsStayWithTheirPlugin(t *testing.T) {
 	if _, err := f.m.Runnable(ctx, b.Plugin.ID); !errors.Is(err, secrets.ErrOpen) {
 		t.Errorf("a server's value: %v", err)
 	}
-	if run, err := f.m.Runnable(ctx, a.Plugin.ID); err != nil || run.Secrets["TOKEN"] != "canary-of-a" {
-		t.Errorf("a's own: %v %v", run.Secrets, err)
+	if run, err := f.m.Runnable(ctx, a.Plugin.ID); err != nil || run.Env["TOKEN"] != "canary-of-a" {
+		t.Errorf("a's own: %v %v", run.Env, err)
 	}
 }

@@ -8,8 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/pin"
 	"github.com/zero-dev/zero/internal/plugin"
+	"github.com/zero-dev/zero/internal/plugin/host"
 )
 
 // KindPlugin is a Spec that runs an enabled plugin: Zero's fixed host
@@ -28,9 +33,24 @@ type Plugin struct {
 	Dir          string              // the installed plugin's folder, absolute
 	Entry        string              // the entry file, relative to Dir
 	Capabilities plugin.Capabilities // as granted: what the permission hash covers
-	// Tools are the manifest's tools (see [PluginTools]): the plugin's
+	Node         host.Node           // the node approved (its Path is the Spec's Program)
+	// Tools are the manifest's tools (see [PluginTool]): the plugin's
 	// listing, whatever its process says.
 	Tools []Tool
+}
+
+// PluginTool is a manifest's tool as the runtime lists it: its input
+// schema as MCP offers it, hashed with its plugin tool hash.
+func PluginTool(t plugin.Tool) (Tool, error) {
+	schema, err := t.InputSchema()
+	if err != nil {
+		return Tool{}, err
+	}
+	h, err := t.Hash()
+	if err != nil {
+		return Tool{}, err
+	}
+	return Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Hash: h}, nil
 }
 
 // noun is what s runs, for messages: "server" or "plugin".
@@ -89,23 +109,51 @@ func (s Spec) target() string {
 }
 
 // launchPlugin starts s's plugin: Zero's fixed host, sandboxed as
-// host.Command builds it for what the plugin was granted.
+// host.Command builds it for what the plugin was granted. The link's
+// release stops the plugin's broker once the process ended; its sandbox
+// says what a call's result should add (refused hosts, a limit reached).
 func (r *Runtime) launchPlugin(life context.Context, s Spec, lifetime time.Duration) (link, error) {
-	return link{}, fmt.Errorf("%s: the plugin host is not built yet", s.label())
+	if s.Plugin == nil {
+		return link{}, fmt.Errorf("%s: no plugin in its Spec", s.label())
+	}
+	if r.o.DataDir == "" {
+		return link{}, fmt.Errorf("%s: this runtime runs no plugins (no data directory)", s.label())
+	}
+	node := s.Plugin.Node
+	node.Path = s.Program // the approved one: spawn runs nothing else
+	sb, err := host.Command(life, host.Options{Dir: s.Plugin.Dir, Entry: s.Plugin.Entry, Capabilities: s.Plugin.Capabilities,
+		Workspace: r.o.Roots, Secrets: s.Env, Node: node, DataDir: r.o.DataDir, Allow: s.Allow, Resolver: r.o.Resolver})
+	if err != nil {
+		return link{}, err
+	}
+	sb.Cmd.Timeout = min(sb.Cmd.Timeout, lifetime)
+	p, err := spawn.Start(life, sb.Cmd)
+	if err != nil {
+		sb.Close()
+		return link{}, err
+	}
+	return link{proc: p, release: func() { sb.Close() }, sandbox: sb}, nil
 }
 
-// DefaultPluginTimeout bounds a plugin's call whose limits set no
-// timeout_ms.
-const DefaultPluginTimeout = 30 * time.Second
+// refusedNotes tell a call's caller which connections the plugin's
+// broker refused during the call: a text content each, from Zero, not
+// from the plugin.
+func refusedNotes(refused []netguard.Refusal) []mcp.Content {
+	var out []mcp.Content
+	for _, r := range refused {
+		out = append(out, &mcp.TextContent{Text: "[zero] the plugin's network request was refused: " + r.String()})
+	}
+	return out
+}
 
 // callTimeout bounds one call under s: a plugin's limits.timeout_ms (or
-// DefaultPluginTimeout), a server's the runtime's call timeout.
+// Zero's default), a server's the runtime's call timeout.
 func (s Spec) callTimeout(server time.Duration) time.Duration {
 	if s.Kind != KindPlugin {
 		return server
 	}
-	if s.Plugin != nil && s.Plugin.Capabilities.Limits != nil && s.Plugin.Capabilities.Limits.TimeoutMS > 0 {
-		return time.Duration(s.Plugin.Capabilities.Limits.TimeoutMS) * time.Millisecond
+	if s.Plugin == nil {
+		return plugin.Limits{}.Timeout()
 	}
-	return DefaultPluginTimeout
+	return s.Plugin.Capabilities.EffectiveLimits().Timeout()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 	"github.com/zero-dev/zero/internal/guard/redact"
 	"github.com/zero-dev/zero/internal/guard/spawn"
+	"github.com/zero-dev/zero/internal/plugin/host"
 )
 
 // Why a run ended, as its history says.
@@ -69,6 +70,8 @@ type conn struct {
 	// release frees what was started for the process (a plugin's broker),
 	// once it ended; nil for nothing.
 	release func()
+	// sandbox is a plugin's: what a call's result adds of it.
+	sandbox *host.Sandbox
 	run     *Run
 	pooled  bool // a pool connection, not a Test's
 
@@ -258,7 +261,7 @@ func (r *Runtime) open(ctx, life context.Context, spec Spec, s *server, pooled b
 		s.logs.failed(run, err)
 		return nil, fmt.Errorf("%s: start: %w", spec.label(), err)
 	}
-	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, release: l.release, run: run, pooled: pooled,
+	c := &conn{srv: s, spec: spec, red: red, proc: l.proc, release: l.release, sandbox: l.sandbox, run: run, pooled: pooled,
 		ended: make(chan struct{}), relist: make(chan struct{}, 1)}
 	if c.proc != nil {
 		s.logs.running(run, c.proc.Stderr, red)
@@ -498,6 +501,11 @@ func (s *server) callFailed(ctx context.Context, c *conn, tool string, err error
 	s.mu.Unlock()
 	if reason != "" {
 		return Unavailable, fmt.Errorf("tool %q of %s: the %s was stopped during the call (%s)", tool, of, noun, reason)
+	}
+	if c.sandbox != nil {
+		if why := c.sandbox.Ended(c.res); why != nil {
+			return Crashed, fmt.Errorf("tool %q of %s: %w: %w; the next call starts it again", tool, of, ErrCrashed, why)
+		}
 	}
 	return Crashed, fmt.Errorf("tool %q of %s: %w%s; the next call starts it again, and its page shows its stderr", tool, of, ErrCrashed, how)
 }

@@ -131,6 +131,9 @@ type Options struct {
 	// Resolver is for tests that make a name resolve to a chosen address;
 	// nil means the system's resolver.
 	Resolver netguard.Resolver
+	// DataDir is Zero's data directory, where the plugin host is written;
+	// required to run plugins.
+	DataDir string
 	// Log receives what goes wrong in the background (an Observe that
 	// fails, say); nil discards it.
 	Log *slog.Logger
@@ -468,6 +471,9 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 	}
 	srv.succeeded()
 	res = sanitize(res, s)
+	if c.sandbox != nil {
+		res.Content = append(res.Content, refusedNotes(c.sandbox.Refusals())...)
+	}
 	if res.IsError {
 		return res, c, ToolError, nil
 	}

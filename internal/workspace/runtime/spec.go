@@ -22,6 +22,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/redact"
 	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/pin"
+	"github.com/zero-dev/zero/internal/plugin/host"
 )
 
 // Kinds of server, as package servers names them.
@@ -198,7 +199,8 @@ func (s Spec) Cmd(roots *fsroot.Set) spawn.Cmd {
 type link struct {
 	transport mcp.Transport
 	proc      *spawn.Process
-	release   func() // after the process ended: what was started for it (a plugin's broker); nil for none
+	release   func()        // after the process ended: what was started for it (a plugin's broker); nil for none
+	sandbox   *host.Sandbox // a plugin's
 }
 
 // dial starts what s describes: a stdio server's process, through spawn

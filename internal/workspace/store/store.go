@@ -274,6 +274,31 @@ var migrations = []string{
 		set_at          TEXT NOT NULL,
 		PRIMARY KEY (plugin_id, name)
 	);`,
+	// 20: approval rules for threads' calls of plugins' tools, kept apart
+	// from servers' (plugin ids are numbered apart from server ids), as
+	// tool_rules and thread_allows are, and which of a pending approval's
+	// tools is a plugin's.
+	`CREATE TABLE plugin_tool_rules (
+		plugin_id   INTEGER NOT NULL REFERENCES plugins (id) ON DELETE CASCADE,
+		tool        TEXT NOT NULL,
+		rule        TEXT NOT NULL CHECK (rule IN ('allow', 'deny')),
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		set_by      TEXT NOT NULL,
+		set_at      TEXT NOT NULL,
+		PRIMARY KEY (plugin_id, tool)
+	);
+	CREATE TABLE plugin_thread_allows (
+		thread_id   INTEGER NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+		plugin_id   INTEGER NOT NULL REFERENCES plugins (id) ON DELETE CASCADE,
+		tool        TEXT NOT NULL,
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		set_by      TEXT NOT NULL,
+		set_at      TEXT NOT NULL,
+		PRIMARY KEY (thread_id, plugin_id, tool)
+	);
+	ALTER TABLE thread_approvals ADD COLUMN plugin INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // Open opens (creating it if need be) the database file at path and
