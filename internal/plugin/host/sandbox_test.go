@@ -249,9 +249,9 @@ func TestPluginSecrets(t *testing.T) {
 	}
 
 	looks := map[string][]string{
-		"env":   nil,
-		"/proc": {"/bin/sh", "-c", "ls /proc; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline | tr '\\0' '\\n'"},
-		"files": {"/bin/sh", "-c", "grep -rlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=dev \"$ZERO_LOOK\" / ; echo searched"},
+		"env":                   nil,
+		"/proc":                 {"/bin/sh", "-c", "ls /proc; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline | tr '\\0' '\\n'"},
+		"files":                 {"/bin/sh", "-c", "grep -rlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=dev \"$ZERO_LOOK\" / ; echo searched"},
 		"a's scratch directory": {"/bin/ls", "-A", a.sb.run},
 	}
 	for what, argv := range looks {
