@@ -2,12 +2,15 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -157,3 +160,34 @@ func (s Spec) callTimeout(server time.Duration) time.Duration {
 	}
 	return s.Plugin.Capabilities.EffectiveLimits().Timeout()
 }
+
+// checkArguments checks a call's arguments against the input schema the
+// plugin's manifest declares for tool, as offered: the plugin's code only
+// ever receives arguments of the shape the owner approved. A server checks
+// its own; a plugin's host does not.
+func (p *Plugin) checkArguments(tool string, args json.RawMessage) error {
+	i := slices.IndexFunc(p.Tools, func(t Tool) bool { return t.Name == tool })
+	if i < 0 {
+		return fmt.Errorf("the plugin declares no tool %q", visibleName(tool))
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(p.Tools[i].InputSchema, &schema); err != nil {
+		return fmt.Errorf("tool %q: its input schema: %w", visibleName(tool), err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("tool %q: its input schema: %w", visibleName(tool), err)
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("tool %q: arguments: %w", visibleName(tool), err)
+	}
+	if err := resolved.Validate(v); err != nil {
+		return fmt.Errorf("%w: tool %q: %v", ErrArguments, visibleName(tool), err)
+	}
+	return nil
+}
+
+// ErrArguments refuses a plugin call whose arguments do not fit the tool's
+// input schema: nothing was sent to the plugin.
+var ErrArguments = errors.New("the arguments do not fit the tool's parameters, and were not sent")

@@ -464,6 +464,11 @@ func (r *Runtime) call(ctx context.Context, s Spec, tool string, args json.RawMe
 			break
 		}
 	}
+	if s.Kind == KindPlugin {
+		if err := s.Plugin.checkArguments(tool, args); err != nil {
+			return nil, c, Failed, err
+		}
+	}
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		outcome, err := srv.callFailed(ctx, c, tool, err)
