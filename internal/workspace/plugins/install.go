@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,36 +74,21 @@ func (m *Manager) compareInstalled(ctx context.Context, p *Preview) error {
 }
 
 // diffTools compares the tool hashes recorded (nil: none were) with a
-// manifest's: tools changed, added and removed, each sorted. A renamed
-// tool is removed and added. Without recorded hashes every tool is
-// changed.
+// manifest's (plugin.Compare): tools changed, added and removed, each
+// sorted, never nil. Without recorded hashes every tool is changed.
 func diffTools(recorded map[string]string, mf *plugin.Manifest) (changed, added, removed []string, legacy bool) {
-	changed, added, removed = []string{}, []string{}, []string{}
 	now := map[string]string{}
 	if mf != nil {
 		now = toolHashes(mf)
 	}
-	if recorded == nil {
-		return slices.Sorted(maps.Keys(now)), added, removed, true
-	}
-	for name, h := range now {
-		old, ok := recorded[name]
-		switch {
-		case !ok:
-			added = append(added, name)
-		case old != h:
-			changed = append(changed, name)
+	changed, added, removed = plugin.Compare(recorded, now)
+	orEmpty := func(l []string) []string {
+		if l == nil {
+			return []string{}
 		}
+		return l
 	}
-	for name := range recorded {
-		if _, ok := now[name]; !ok {
-			removed = append(removed, name)
-		}
-	}
-	slices.Sort(changed)
-	slices.Sort(added)
-	slices.Sort(removed)
-	return changed, added, removed, false
+	return orEmpty(changed), orEmpty(added), orEmpty(removed), recorded == nil
 }
 
 // An Installed is what an install did: the plugin, the skills it offers
