@@ -1,7 +1,7 @@
 // Zero's plugin host: the fixed program that runs one plugin's entry module
 // in its sandbox and speaks a minimal MCP over stdio (one JSON-RPC message a
 // line). Its SHA-256 is part of what a person approves when they enable a
-// plugin. Run as: node [permission flags] host.cjs PLUGIN_DIR ENTRY CONFIG,
+// plugin. Run as: node [permission flags] host.js PLUGIN_DIR ENTRY CONFIG,
 // CONFIG being JSON: {"secrets": [names], "socket": path or "", "workspace":
 // path}.
 //
@@ -12,12 +12,14 @@
 // tools/list answers an empty list.
 'use strict';
 
-const http = require('node:http');
-const net = require('node:net');
 const path = require('node:path');
 const readline = require('node:readline');
-const tls = require('node:tls');
 const util = require('node:util');
+// Loaded at the first ctx.fetch: a plugin that never fetches starts sooner.
+const lazy = (name) => { let m; return () => (m ??= require(name)); };
+const http = lazy('node:http');
+const net = lazy('node:net');
+const tls = lazy('node:tls');
 const { pathToFileURL } = require('node:url');
 
 const PROTOCOL = '2025-11-25';
@@ -223,7 +225,7 @@ async function brokerFetch(input, init = {}) {
 // socket, ready for the request; a refusal rejects with the broker's reason.
 function tunnel(authority) {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ path: config.socket });
+    const socket = net().connect({ path: config.socket });
     let head = Buffer.alloc(0);
     const fail = (err) => {
       clearTimeout(timer);
@@ -273,10 +275,10 @@ function startTLS(socket, hostname, authority) {
   return new Promise((resolve, reject) => {
     const host = hostname.replace(/^\[(.*)\]$/, '$1');
     const options = { socket, host, ALPNProtocols: ['http/1.1'] };
-    if (net.isIP(host) === 0) {
+    if (net().isIP(host) === 0) {
       options.servername = host;
     }
-    const conn = tls.connect(options, () => resolve(conn));
+    const conn = tls().connect(options, () => resolve(conn));
     conn.once('error', (err) => {
       conn.destroy();
       reject(new Error(`ctx.fetch ${authority}: TLS: ${describe(err)}`));
@@ -286,7 +288,7 @@ function startTLS(socket, hostname, authority) {
 
 function exchange(conn, url, method, headers, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ method, path: url.pathname + url.search, headers, setHost: false, createConnection: () => conn });
+    const req = http().request({ method, path: url.pathname + url.search, headers, setHost: false, createConnection: () => conn });
     // The tunnel was paused once the broker answered; http listens now.
     req.once('socket', (socket) => socket.resume());
     req.setTimeout(FETCH_TIMEOUT, () => req.destroy(new Error(`ctx.fetch ${url.origin}: no answer in time`)));
