@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/database/databasetest"
 	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/testgit"
@@ -53,10 +54,7 @@ func (f *fixture) setup() {
 	t := f.t
 	t.Helper()
 	var err error
-	if f.db, err = store.Open(context.Background(), filepath.Join(f.home, "zero.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.db.Close() })
+	f.db = databasetest.OpenAt(t, filepath.Join(f.home, "zero.db"), store.Migrations())
 	if f.box, err = secrets.LoadKey(filepath.Join(f.home, secrets.KeyFile)); err != nil {
 		t.Fatal(err)
 	}
