@@ -2,12 +2,15 @@ package workspace
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zero-dev/zero/internal/gitsource"
 	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/workspace/plugins"
 )
@@ -213,5 +216,42 @@ func TestPluginPages(t *testing.T) {
 	diff := b.mustPage("POST", "/plugins/preview", form, 200)
 	if !strings.Contains(diff, `<dd id="changed-tools">greet</dd>`) || !strings.Contains(diff, `name="replace_existing"`) {
 		t.Errorf("the update's preview: %s", diff)
+	}
+}
+
+// TestPluginErrorCodes: every refusal of gitsource and plugins is answered
+// with the status and code docs/api.md gives it, wrapped in context as the
+// callers wrap them; none is the 500 internal kept for what is not one.
+func TestPluginErrorCodes(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{gitsource.ErrInvalid, 400, "invalid_plugin"},
+		{plugins.ErrInvalid, 400, "invalid_plugin"},
+		{gitsource.ErrSymlink, 400, "plugin_refused"},
+		{gitsource.ErrSubmodule, 400, "plugin_refused"},
+		{gitsource.ErrLimit, 400, "plugin_refused"},
+		{plugins.ErrSecretUnknown, 400, "unknown_secret"},
+		{gitsource.ErrAuth, 403, "repository_refused"},
+		{gitsource.ErrNotFound, 404, "not_found"},
+		{plugins.ErrNotFound, 404, "not_found"},
+		{plugins.ErrExists, 409, "plugin_exists"},
+		{plugins.ErrChanged, 409, "preview_again"},
+		{&plugins.ChangedError{Why: "moved"}, 409, "preview_again"},
+		{&plugins.ApprovalRequired{}, 409, "approval_required"},
+		{plugins.ErrNothingToRun, 409, "nothing_to_run"},
+		{plugins.ErrFilesChanged, 409, "files_changed"},
+		{plugins.ErrNoNode, 409, "not_runnable"},
+		{gitsource.ErrUnreachable, 502, "host_unreachable"},
+		{gitsource.ErrHost, 502, "host_unreachable"},
+		{gitsource.ErrTimeout, 502, "host_unreachable"},
+		{gitsource.ErrCorrupt, 502, "object_mismatch"},
+	} {
+		var ae *apiError
+		if !errors.As(pluginError(fmt.Errorf("context: %w", c.err)), &ae) || ae.Status != c.status || ae.Code != c.code {
+			t.Errorf("%v: %+v, want %d %s", c.err, ae, c.status, c.code)
+		}
 	}
 }
