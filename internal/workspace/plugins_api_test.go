@@ -174,7 +174,7 @@ func TestPluginPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{p.Tools[0].Hash, p.PermissionHash, p.SetHash, p.Fingerprint, "receives the secrets: API_KEY", `id="install-plugin"`} {
+	for _, want := range []string{p.Tools[0].Hash, p.PermissionHash, p.SetHash, p.Fingerprint, "receives the secret API_KEY", `id="install-plugin"`} {
 		if !strings.Contains(preview, want) {
 			t.Errorf("the preview lacks %q", want)
 		}
