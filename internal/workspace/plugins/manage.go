@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/plugin"
 	"github.com/zero-dev/zero/internal/plugin/host"
 )
@@ -39,8 +40,9 @@ type Plugin struct {
 	ApprovedFingerprint string   `json:"approved_fingerprint,omitempty"`
 	Approved            bool     `json:"approved"`
 	Enabled             bool     `json:"enabled"`
-	Runnable            bool     `json:"runnable"` // it has tools of Zero's to run
-	Node                string   `json:"node"`     // the node program that would run it now, "" if none
+	Runnable            bool     `json:"runnable"`             // it has tools of Zero's to run
+	Node                string   `json:"node"`                 // the node program that would run it now, "" if none
+	CannotRun           string   `json:"cannot_run,omitempty"` // why it cannot run on this host now, "" when it can
 	ApprovedNode        string   `json:"approved_node,omitempty"`
 	Secrets             []Secret `json:"secrets"` // one a name it declares
 	// Skills are the skills it carries, offered through the skills' flow
@@ -107,12 +109,12 @@ func (m *Manager) List(ctx context.Context) ([]Plugin, error) {
 
 func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 	caps := r.capabilities()
-	node, _ := m.resolveNode(ctx)
+	node, why := m.cannotRun(ctx)
 	p := Plugin{ID: r.id, Name: r.name, Version: r.manifest.Version, Description: r.manifest.Description, Repo: r.repo, Ref: r.ref,
 		Folder: r.folder, Commit: r.commit, SetHash: r.setHash, Tools: []Tool{}, Capabilities: caps, CapabilityWords: capabilityWords(caps),
 		PermissionHash: r.permissionHash, Fingerprint: r.fingerprint(node.Path), ApprovedFingerprint: r.approvedFingerprint,
 		Enabled: r.enabled, Runnable: r.manifest.Zero != nil, ApprovedNode: r.approvedNode, Secrets: []Secret{}, Dir: m.path(r),
-		Node: node.Path, InstalledBy: r.installedBy, InstalledAt: r.installedAt, UpdatedAt: r.updatedAt}
+		Node: node.Path, CannotRun: why, InstalledBy: r.installedBy, InstalledAt: r.installedAt, UpdatedAt: r.updatedAt}
 	p.Approved = p.ApprovedFingerprint != "" && p.ApprovedFingerprint == p.Fingerprint
 	if z := r.manifest.Zero; z != nil {
 		p.Entry = z.Entry
@@ -137,13 +139,28 @@ func (m *Manager) view(ctx context.Context, q querier, r *row) (Plugin, error) {
 
 // resolveNode is the node program a plugin would run under now, found as
 // the execution boundary finds a program, and able to run plugins (node 20
-// or later); "" with an error wrapping ErrNoNode if there is none.
+// or later, asked in bubblewrap); "" with an error wrapping ErrNoNode that
+// says why if there is none.
 func (m *Manager) resolveNode(ctx context.Context) (host.Node, error) {
 	n, err := findNode(ctx)
-	if err != nil {
-		return host.Node{}, fmt.Errorf("%w (%v)", ErrNoNode, err)
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.Is(err, spawn.ErrIsolationUnavailable):
+		return host.Node{}, fmt.Errorf("%w: bubblewrap, the sandbox every plugin runs in, is unavailable (%v)", ErrNoNode, err)
+	case errors.Is(err, host.ErrNode):
+		return host.Node{}, fmt.Errorf("%w: %v", ErrNoNode, err)
 	}
-	return n, nil
+	return host.Node{}, fmt.Errorf("%w: no node program is found in the PATH zero serve passes on: install Node.js 20 or later (%v)", ErrNoNode, err)
+}
+
+// cannotRun is why plugins cannot run on this host now, "" when they can.
+func (m *Manager) cannotRun(ctx context.Context) (host.Node, string) {
+	n, err := m.resolveNode(ctx)
+	if err != nil {
+		return n, err.Error()
+	}
+	return n, ""
 }
 
 // change runs fn on plugin id in a transaction, audits action with the

@@ -53,8 +53,9 @@ var (
 	// ErrFilesChanged reports installed files that are no longer the set
 	// installed.
 	ErrFilesChanged = errors.New("the plugin's installed files are not those installed: remove it and install it again")
-	// ErrNoNode reports that no node program is found to run a plugin.
-	ErrNoNode = errors.New("no node program is found in the PATH zero serve passes on: install Node.js 20 or later")
+	// ErrNoNode reports that plugins cannot run on this host: no node 20
+	// or later is found, or bubblewrap, their sandbox, is unavailable.
+	ErrNoNode = errors.New("plugins cannot run on this host")
 	// ErrSecretUnknown refuses a secret the plugin does not declare.
 	ErrSecretUnknown = errors.New("the plugin declares no secret of that name")
 )

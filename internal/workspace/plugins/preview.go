@@ -125,9 +125,11 @@ type Preview struct {
 	SetHash string `json:"set_hash"`
 	// Fingerprint is what enabling it would approve.
 	Fingerprint string `json:"fingerprint"`
-	// Node is the node program that would run it, "" when none is found.
-	Node   string  `json:"node"`
-	Update *Update `json:"update,omitempty"` // a plugin of its name is installed
+	// Node is the node program that would run it, "" when none is found;
+	// CannotRun says why it cannot run on this host now, "" when it can.
+	Node      string  `json:"node"`
+	CannotRun string  `json:"cannot_run,omitempty"`
+	Update    *Update `json:"update,omitempty"` // a plugin of its name is installed
 	// Notes say what is left out (an mcp.json entry that cannot be a
 	// draft, skills past MaxSkills); Problems why it cannot be installed,
 	// empty when it can.
@@ -247,8 +249,8 @@ func (m *Manager) review(ctx context.Context, r Request, snap *gitsource.Snapsho
 	}
 	p.offerServers(mcp)
 	p.listSkills(folderFiles)
-	node, _ := m.resolveNode(ctx)
-	p.Node = node.Path
+	node, why := m.cannotRun(ctx)
+	p.Node, p.CannotRun = node.Path, why
 	if p.manifest != nil {
 		p.Fingerprint = fingerprint(p.Commit, p.PermissionHash, toolHashes(p.manifest), p.SetHash, p.Node)
 	}
