@@ -14,36 +14,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
 	"github.com/zero-dev/zero/internal/plugin"
+	"github.com/zero-dev/zero/internal/plugin/host/hosttest"
 	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/workspace/threads"
 )
 
-// requirePlugins skips the test where plugins cannot run (bubblewrap,
-// cgroup limits, node) or the TypeScript SDK is not installed, unless
-// ZERO_REQUIRE_BWRAP or ZERO_REQUIRE_NODE is set: then it fails.
+// requirePlugins skips the test where plugins cannot run or the
+// TypeScript SDK is not installed, unless ZERO_REQUIRE_BWRAP or
+// ZERO_REQUIRE_NODE is set: then it fails.
 func requirePlugins(t *testing.T) {
 	t.Helper()
-	skip := func(env string, err error) {
-		if os.Getenv(env) != "" {
-			t.Fatalf("%s is set but plugins cannot run here: %v", env, err)
-		}
-		t.Skipf("plugins cannot run here: %v", err)
-	}
-	if err := spawn.IsolationAvailable(); err != nil {
-		skip("ZERO_REQUIRE_BWRAP", err)
-	}
-	if err := spawn.LimitsAvailable(); err != nil {
-		skip("ZERO_REQUIRE_BWRAP", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		skip("ZERO_REQUIRE_NODE", err)
-	}
+	hosttest.Require(t)
 	if _, err := os.Stat("../../node/node_modules/@modelcontextprotocol/sdk"); err != nil {
-		skip("ZERO_REQUIRE_NODE", err)
+		if os.Getenv("ZERO_REQUIRE_NODE") != "" {
+			t.Fatalf("ZERO_REQUIRE_NODE is set but the npm packages are missing: %v", err)
+		}
+		t.Skip("npm packages not installed; run: npm ci --prefix node")
 	}
 }
 

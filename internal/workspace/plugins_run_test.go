@@ -13,9 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/plugin"
-	"github.com/zero-dev/zero/internal/plugin/host"
+	"github.com/zero-dev/zero/internal/plugin/host/hosttest"
 	"github.com/zero-dev/zero/internal/testgit"
 	"github.com/zero-dev/zero/internal/workspace/plugins"
 )
@@ -51,15 +50,7 @@ func (r *statusResolver) names() []string {
 // granted host, refuses the loopback address (no allowed local origin
 // allows it), and the call's result says so, from Zero.
 func TestExamplePluginCannotReachLoopback(t *testing.T) {
-	if err := spawn.IsolationAvailable(); err != nil {
-		requireOrSkip(t, "ZERO_REQUIRE_BWRAP", err)
-	}
-	if err := spawn.LimitsAvailable(); err != nil {
-		requireOrSkip(t, "ZERO_REQUIRE_BWRAP", err)
-	}
-	if _, err := host.FindNode(t.Context(), "node"); err != nil {
-		requireOrSkip(t, "ZERO_REQUIRE_NODE", err)
-	}
+	hosttest.Require(t)
 	files := map[string]string{"LICENSE": mitLicence}
 	for _, name := range []string{plugin.ManifestFile, "plugin.js"} {
 		data, err := os.ReadFile(filepath.Join("..", "plugin", "testdata", "example", name))
@@ -110,13 +101,4 @@ func TestExamplePluginCannotReachLoopback(t *testing.T) {
 	if len(resolver.names()) == 0 {
 		t.Error("the broker never resolved status.example.com: was the host refused for another reason?")
 	}
-}
-
-// requireOrSkip skips t for err, or fails it when env is set (as in CI).
-func requireOrSkip(t *testing.T, env string, err error) {
-	t.Helper()
-	if os.Getenv(env) != "" {
-		t.Fatalf("%s is set but plugins cannot run here: %v", env, err)
-	}
-	t.Skipf("plugins cannot run here: %v", err)
 }
