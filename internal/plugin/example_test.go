@@ -77,19 +77,21 @@ func TestExample(t *testing.T) {
 
 // exampleDriver loads the example's entry as Zero's host does, with the
 // arguments (args, ctx), and calls its tools: ctx.fetch records what it is
-// asked and answers 204, the working directory is a thread workspace.
+// asked and answers 204, ctx.workspace is a thread workspace, and the
+// working directory, as under the host, is another, empty folder.
 const exampleDriver = `
 const entry = require(process.argv[1]);
 const fetched = [];
 const ctx = {
   secrets: { STATUS_TOKEN: "tok" },
   fetch: async (url, init) => { fetched.push({ url, init }); return { status: 204 }; },
+  workspace: process.argv[2],
 };
 (async () => {
   const out = { exports: Object.keys(entry).sort() };
   out.status = await entry.check_status({ path: "/api/v2/status.json" }, ctx);
   out.fetched = fetched;
-  out.note = await entry.read_note({ name: "today" }, { secrets: {}, fetch: ctx.fetch });
+  out.note = await entry.read_note({ name: "today" }, { secrets: {}, fetch: ctx.fetch, workspace: ctx.workspace });
   try { await entry.read_note({ name: "../secret" }, ctx); out.escaped = true; } catch (e) { out.refused = e.message; }
   process.stdout.write(JSON.stringify(out));
 })().catch((e) => { console.error(e); process.exit(1); });
@@ -98,7 +100,8 @@ const ctx = {
 // TestExampleRuns runs the example's plugin.js in node: it exports exactly
 // the manifest's tools, check_status reaches the network only through
 // ctx.fetch with the granted secret, and read_note reads a note of the
-// workspace and refuses a name that leaves notes/.
+// workspace (ctx.workspace, not the working directory) and refuses a name
+// that leaves notes/.
 func TestExampleRuns(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -119,8 +122,8 @@ func TestExampleRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "notes", "today.md"), []byte("# Today\nShip it.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "-e", exampleDriver, "--", entry)
-	cmd.Dir = work
+	cmd := exec.Command(node, "-e", exampleDriver, "--", entry, work)
+	cmd.Dir = t.TempDir() // the host's scratch folder, not the workspace
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

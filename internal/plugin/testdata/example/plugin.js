@@ -17,13 +17,14 @@ exports.check_status = async function (args, ctx) {
   return `${args.path}: HTTP ${res.status}`;
 };
 
-// read_note reads notes/NAME.md from the thread workspace (the working
-// directory). The sandbox lets it read nothing outside notes/; the name is
-// checked here as well, so that a bad one gets a clear error.
-exports.read_note = async function (args) {
+// read_note reads notes/NAME.md from the thread workspace, whose path is
+// ctx.workspace (the working directory is an empty scratch folder). The
+// sandbox lets it read nothing outside notes/; the name is checked here as
+// well, so that a bad one gets a clear error.
+exports.read_note = async function (args, ctx) {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(args.name)) {
     throw new Error(`not a note name: ${args.name}`);
   }
-  const text = await fs.readFile(path.join("notes", args.name + ".md"), "utf8");
+  const text = await fs.readFile(path.join(ctx.workspace, "notes", args.name + ".md"), "utf8");
   return { content: [{ type: "text", text }] };
 };
