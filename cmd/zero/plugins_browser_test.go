@@ -192,14 +192,14 @@ func TestBrowserPlugin(t *testing.T) {
 	do(t, tab, chromedp.Click(chromedp.ID("preview-update")), chromedp.WaitVisible(chromedp.ID("update")))
 	html()
 	for id, want := range map[string]string{"changed-tools": "greet", "added-tools": "none", "removed-tools": "none",
-		"permissions": "widened and narrowed", "narrowed": "connects to 127.0.0.1:8443 no more"} {
+		"permissions": "widened and narrowed", "narrowed": "no longer connects to 127.0.0.1:8443"} {
 		if got := text(id); got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)
 		}
 	}
 	// What it asks for beyond the approval is a warning, one line each.
 	widened := run(t, tab, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".warning #widened li"), li => li.textContent)`))
-	if strings.Join(widened, "; ") != "reads files under notes; starts child processes" {
+	if strings.Join(widened, "; ") != "reads files under notes/; starts other programs" {
 		t.Errorf("the widened permissions shown as a warning: %q", widened)
 	}
 	if button := text("install-plugin"); !strings.HasSuffix(button, "disabled until you enable it again") {

@@ -11,27 +11,30 @@ import (
 // (widened) and what it no longer grants (narrowed).
 func diffCapabilities(was, now plugin.Capabilities) (widened, narrowed []string) {
 	widened, narrowed = []string{}, []string{}
-	list := func(what string, a, b []string) {
+	// Each item is said in the words of plugin.Capabilities.Words, so the
+	// diff reads as the capability lists do.
+	list := func(words func(string) string, a, b []string) {
 		for _, x := range b {
 			if !slices.Contains(a, x) {
-				widened = append(widened, what+" "+x)
+				widened = append(widened, words(x))
 			}
 		}
 		for _, x := range a {
 			if !slices.Contains(b, x) {
-				narrowed = append(narrowed, what+" "+x+" no more")
+				narrowed = append(narrowed, "no longer "+words(x))
 			}
 		}
 	}
-	list("reads files under", was.FSRead, now.FSRead)
-	list("writes files under", was.FSWrite, now.FSWrite)
-	list("connects to", was.NetworkHosts, now.NetworkHosts)
-	list("receives the secret", was.Secrets, now.Secrets)
+	list(func(p string) string { return plugin.Capabilities{FSRead: []string{p}}.Words()[0] }, was.FSRead, now.FSRead)
+	list(func(p string) string { return plugin.Capabilities{FSWrite: []string{p}}.Words()[0] }, was.FSWrite, now.FSWrite)
+	list(func(h string) string { return plugin.Capabilities{NetworkHosts: []string{h}}.Words()[0] }, was.NetworkHosts, now.NetworkHosts)
+	list(func(n string) string { return plugin.Capabilities{Secrets: []string{n}}.Words()[0] }, was.Secrets, now.Secrets)
+	process := plugin.Capabilities{Process: true}.Words()[0]
 	switch {
 	case now.Process && !was.Process:
-		widened = append(widened, "starts child processes")
+		widened = append(widened, process)
 	case was.Process && !now.Process:
-		narrowed = append(narrowed, "starts child processes no more")
+		narrowed = append(narrowed, "no longer "+process)
 	}
 	limit := func(what, unit string, a, b int) {
 		switch {

@@ -142,8 +142,8 @@ func TestWidenedUpdateNeedsApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := p2.Update
-	if u == nil || !u.PermissionChanged || !slices.Equal(u.Widened, []string{"connects to 127.0.0.1:9000", "starts child processes"}) ||
-		!slices.Equal(u.Narrowed, []string{"receives the secret OLD_KEY no more"}) || len(u.Changed)+len(u.Added)+len(u.Removed) != 0 {
+	if u == nil || !u.PermissionChanged || !slices.Equal(u.Widened, []string{"connects to 127.0.0.1:9000", "starts other programs"}) ||
+		!slices.Equal(u.Narrowed, []string{"no longer receives the secret OLD_KEY"}) || len(u.Changed)+len(u.Added)+len(u.Removed) != 0 {
 		t.Fatalf("the widened update's preview: %+v", u)
 	}
 	if _, err := f.m.Install(ctx, "user:owner", hello, p2.Commit, p2.PermissionHash, p2.SetHash, true); err != nil {

@@ -7,14 +7,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/zero-dev/zero/internal/guard/spawn"
 	"github.com/zero-dev/zero/internal/plugin"
 	"github.com/zero-dev/zero/internal/plugin/host"
+	"github.com/zero-dev/zero/internal/plugin/host/hosttest"
 )
 
 // pluginCode counts the calls of its tools, so a test can tell that a
@@ -29,23 +31,11 @@ exports.hog = async () => { const keep = []; for (;;) keep.push(Buffer.alloc(16 
 
 // pluginSpec writes a plugin whose manifest is capabilities c and the
 // tools twice, calls, fetch and hog, and returns its Spec, every tool
-// approved as declared. It skips the test where plugins cannot run,
-// unless ZERO_REQUIRE_BWRAP or ZERO_REQUIRE_NODE is set.
+// approved as declared. It skips the test where plugins cannot run
+// (hosttest.Require).
 func (f *fixture) pluginSpec(caps string) Spec {
 	f.t.Helper()
-	if err := errors.Join(spawn.IsolationAvailable(), spawn.LimitsAvailable()); err != nil {
-		if os.Getenv("ZERO_REQUIRE_BWRAP") != "" {
-			f.t.Fatal(err)
-		}
-		f.t.Skipf("plugins cannot run here: %v", err)
-	}
-	node, err := host.FindNode(f.ctx, "node")
-	if err != nil {
-		if os.Getenv("ZERO_REQUIRE_NODE") != "" {
-			f.t.Fatal(err)
-		}
-		f.t.Skipf("plugins cannot run here: %v", err)
-	}
+	node := hosttest.Require(f.t)
 	dir := filepath.Join(f.dir, "plugin")
 	os.Mkdir(dir, 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "plugin.js"), []byte(pluginCode), 0o644); err != nil {
@@ -61,7 +51,8 @@ func (f *fixture) pluginSpec(caps string) Spec {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+	dir, err = filepath.EvalSymlinks(dir)
+	if err != nil {
 		f.t.Fatal(err)
 	}
 	p := &Plugin{ID: 7, Dir: dir, Entry: "plugin.js", Capabilities: m.Zero.Capabilities, Node: node}
@@ -77,7 +68,7 @@ func (f *fixture) pluginSpec(caps string) Spec {
 	return Spec{Name: "counter", Fingerprint: "fp1", Kind: KindPlugin, Program: node.Path, Plugin: p, ToolSet: set}
 }
 
-func newPluginFixture(t *testing.T) *fixture {
+func newPluginFixture(t testing.TB) *fixture {
 	t.Helper()
 	return newFixture(t, Options{DataDir: t.TempDir()})
 }
@@ -170,4 +161,60 @@ func TestPluginMemoryLimitSaid(t *testing.T) {
 	if !errors.Is(err, ErrCrashed) || !errors.Is(err, host.ErrMemoryLimit) {
 		t.Fatalf("hog: %v", err)
 	}
+}
+
+// BenchmarkPluginCallCold measures a call of a plugin's tool through the
+// runtime when the plugin is not running: its sandbox and broker, its
+// cgroup, bubblewrap, node and host.js loading the plugin, initialize, the
+// argument check, the call and its audit record. Stopping the plugin
+// between calls is not counted. It reports the median and the 99th
+// percentile.
+func BenchmarkPluginCallCold(b *testing.B) {
+	f := newPluginFixture(b)
+	s := f.pluginSpec(`{}`)
+	var samples []time.Duration
+	for b.Loop() {
+		begin := time.Now()
+		if res, err := f.rt.Call(f.ctx, s, "twice", []byte(`{"n": 21}`), "bench"); err != nil || res.IsError {
+			b.Fatalf("twice: %+v, %v", res, err)
+		}
+		samples = append(samples, time.Since(begin))
+		b.StopTimer()
+		f.rt.Plugins().Stop(s.Plugin.ID)
+		s.Epoch = f.rt.Plugins().Epoch(s.Plugin.ID)
+		b.StartTimer()
+	}
+	reportQuantiles(b, samples)
+}
+
+// BenchmarkPluginCallWarm measures a call of a plugin's tool through the
+// runtime on its running process: the drift gate, the argument check, the
+// call over stdio and its audit record.
+func BenchmarkPluginCallWarm(b *testing.B) {
+	f := newPluginFixture(b)
+	s := f.pluginSpec(`{}`)
+	if _, err := f.rt.Call(f.ctx, s, "twice", []byte(`{"n": 1}`), "bench"); err != nil {
+		b.Fatal(err)
+	}
+	var samples []time.Duration
+	for b.Loop() {
+		begin := time.Now()
+		if res, err := f.rt.Call(f.ctx, s, "twice", []byte(`{"n": 21}`), "bench"); err != nil || res.IsError {
+			b.Fatalf("twice: %+v, %v", res, err)
+		}
+		samples = append(samples, time.Since(begin))
+	}
+	reportQuantiles(b, samples)
+}
+
+// reportQuantiles adds the median and 99th percentile of samples, in
+// milliseconds.
+func reportQuantiles(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(samples[len(samples)/2]), "median-ms")
+	b.ReportMetric(ms(samples[(len(samples)*99+99)/100-1]), "p99-ms")
 }

@@ -22,7 +22,7 @@ import (
 // fixture is a runtime over a thread workspace, with an audit log and an
 // events file the test servers append to.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	rt     *Runtime
 	dir    string
 	events string
@@ -33,7 +33,7 @@ type fixture struct {
 	observed []Listing
 }
 
-func newFixture(t *testing.T, o Options) *fixture {
+func newFixture(t testing.TB, o Options) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	work := filepath.Join(dir, "workspace")
