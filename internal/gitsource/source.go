@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -612,4 +614,27 @@ func (r *reader) walk(entries []entry, prefix string, out *[]entry) error {
 		}
 	}
 	return nil
+}
+
+// DirFiles reads the files under dir as a snapshot lists them: each
+// regular file's path (relative, with '/'), its blob id, and mode 100644,
+// as Zero installs them. Anything else but a directory is an error.
+func DirFiles(dir string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files = append(files, File{Path: filepath.ToSlash(rel), Mode: "100644", OID: ObjectID("blob", data)})
+		return nil
+	})
+	return files, err
 }

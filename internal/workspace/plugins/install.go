@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,22 +294,7 @@ func (m *Manager) readSource(r *row) (Source, error) {
 
 // installedSetHash is the set hash of the files under dir as installed.
 func installedSetHash(dir string) (string, error) {
-	var files []gitsource.File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files = append(files, gitsource.File{Path: filepath.ToSlash(rel), OID: gitsource.ObjectID("blob", data)})
-		return nil
-	})
+	files, err := gitsource.DirFiles(dir)
 	return setHash(files), err
 }
 

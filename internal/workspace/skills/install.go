@@ -576,22 +576,7 @@ func (m *Manager) recover() error {
 
 // dirSetHash is setHash of the files under dir as installed (mode 100644).
 func dirSetHash(dir string) (string, error) {
-	var files []gitsource.File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files = append(files, gitsource.File{Path: filepath.ToSlash(rel), Mode: "100644", OID: gitsource.ObjectID("blob", data)})
-		return nil
-	})
+	files, err := gitsource.DirFiles(dir)
 	return setHash(files), err
 }
 
