@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -28,7 +29,9 @@ const bwrapPath = "/usr/bin/bwrap"
 //     /lib, /lib64, /bin and /sbin are recreated as the same symbolic links
 //     into /usr as on the host.
 //   - /etc is bound read-only: without it /etc/alternatives links (awk,
-//     editor...) dangle, and users, groups and ld.so.cache are missing.
+//     editor...) dangle, and users, groups and ld.so.cache are missing. What
+//     of it not every user may read (/etc/shadow, /etc/ssl/private...) is
+//     hidden ([hiddenEtc]): run as root, the sandbox would read it.
 //   - The work directory is bound at its own path, not at /work, so that the
 //     paths a caller sees (and passes as arguments) mean the same inside.
 //     It is bound after --tmpfs /tmp, so a work directory under /tmp shows
@@ -57,10 +60,13 @@ func bwrapFlags(workdir string, b binds) []string {
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/sbin", "/sbin",
 		"--ro-bind", "/etc", "/etc",
+	}
+	flags = append(flags, hiddenEtc()...)
+	flags = append(flags,
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--tmpfs", "/tmp",
-	}
+	)
 	for _, p := range b.readOnlyPaths() {
 		flags = append(flags, "--ro-bind", p, p)
 	}
@@ -310,3 +316,47 @@ func (pr *prober) probe() error {
 	}
 	return nil
 }
+
+// maxHidden bounds the entries of /etc that hiddenEtc hides; past it the
+// sandbox shows no /etc at all.
+const maxHidden = 256
+
+// hiddenEtc returns the bubblewrap options that hide, in the /etc a
+// sandbox shows, every entry not every user may read: a file without the
+// read bit for others is covered with an empty file, a directory without
+// read and search bits for others with an empty, read-only tmpfs. Read once
+// per process: what /etc holds changes seldom, and a file added later is
+// covered at the next start of Zero.
+var hiddenEtc = sync.OnceValue(func() []string {
+	var flags []string
+	err := filepath.WalkDir("/etc", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch perm := fi.Mode().Perm(); {
+		case d.IsDir() && perm&0o005 != 0o005:
+			flags = append(flags, "--tmpfs", p, "--remount-ro", p)
+			return fs.SkipDir
+		case !d.IsDir() && perm&0o004 == 0:
+			flags = append(flags, "--ro-bind", "/dev/null", p)
+		}
+		if len(flags) > 3*maxHidden {
+			return errTooMany
+		}
+		return nil
+	})
+	if err != nil {
+		// What cannot be read here cannot be judged: show no /etc.
+		return []string{"--tmpfs", "/etc", "--remount-ro", "/etc"}
+	}
+	return flags
+})
+
+var errTooMany = errors.New("too many entries to hide")
