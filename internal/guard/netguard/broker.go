@@ -88,9 +88,12 @@ type Broker struct {
 	socket string
 	ln     *net.UnixListener
 	slots  chan struct{}
-	stop   func() bool // of context.AfterFunc
-	wg     sync.WaitGroup
-	once   sync.Once
+	// lingering holds a place per connection refused before its request
+	// was read, while linger drains it.
+	lingering chan struct{}
+	stop      func() bool // of context.AfterFunc
+	wg        sync.WaitGroup
+	once      sync.Once
 
 	mu       sync.Mutex
 	closed   bool
@@ -142,8 +145,9 @@ func NewBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b := &Broker{o: o, hosts: hosts, dir: dir, socket: socket, ln: ln, slots: make(chan struct{}, o.MaxConns),
-		conns: map[net.Conn]struct{}{},
-		guard: newGuard(Options{BlockPrivate: true, Allow: o.Allow, Resolver: o.Resolver}, brokerDialTimeout)}
+		lingering: make(chan struct{}, maxLingering),
+		conns:     map[net.Conn]struct{}{},
+		guard:     newGuard(Options{BlockPrivate: true, Allow: o.Allow, Resolver: o.Resolver}, brokerDialTimeout)}
 	b.stop = context.AfterFunc(ctx, func() { b.Close() })
 	b.wg.Add(1)
 	go b.serve()
@@ -225,7 +229,7 @@ func (b *Broker) serve() {
 			// Writing a short answer to a fresh Unix socket does not block.
 			c.SetWriteDeadline(time.Now().Add(time.Second))
 			b.refuse(c, "", http.StatusServiceUnavailable, fmt.Sprintf("%d tunnels are open already, the most a plugin may have", b.o.MaxConns))
-			c.Close()
+			b.linger(c)
 			continue
 		}
 		if !b.track(c) {
@@ -354,6 +358,38 @@ func (b *Broker) refuse(c net.Conn, target string, status int, reason string) {
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		status, http.StatusText(status), len(body), body)
 }
+
+// linger closes a connection refused before its request was read: it stops
+// writing, drops what the client sends for up to a second, then closes, so
+// that a client still writing its request reads the answer instead of a
+// broken pipe. At most maxLingering linger at once; past that a connection
+// is closed at once.
+func (b *Broker) linger(c net.Conn) {
+	select {
+	case b.lingering <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	if !b.track(c) { // closed
+		<-b.lingering
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.lingering }()
+		defer b.untrack(c) // Close ends it sooner
+		if uc, ok := c.(*net.UnixConn); ok {
+			uc.CloseWrite()
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		io.Copy(io.Discard, io.LimitReader(c, brokerMaxHeader))
+	}()
+}
+
+// maxLingering bounds the refused connections a broker drains at once.
+const maxLingering = 16
 
 // headerLimit fails reads once left bytes were read.
 type headerLimit struct {

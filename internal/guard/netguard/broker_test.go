@@ -204,6 +204,21 @@ func TestBrokerBounds(t *testing.T) {
 	if status, body, _ := connect(t, b, addr); status != http.StatusServiceUnavailable || !strings.Contains(body, "1 tunnels are open") {
 		t.Errorf("second tunnel: %d %q, want 503", status, body)
 	}
+	// Refused before its request is read, a client that writes its request
+	// only once the answer came still writes it: no broken pipe.
+	late, err := net.Dial("unix", b.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	late.SetDeadline(time.Now().Add(20 * time.Second))
+	lr := bufio.NewReader(late)
+	if resp, err := http.ReadResponse(lr, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third tunnel: %v", err)
+	}
+	if _, err := fmt.Fprintf(late, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr); err != nil {
+		t.Errorf("writing the request after a 503: %v", err)
+	}
 	echo(t, tunnel, strings.Repeat("a", 40)) // 41 bytes each way
 	tunnel.WriteString(strings.Repeat("b", 40) + "\n")
 	tunnel.Flush()
