@@ -193,13 +193,9 @@ func tomlValue(at string, v any, depth int) (any, error) {
 	case []map[string]any:
 		s := make([]any, len(v))
 		for i, c := range v {
-			val, err := tomlValue(fmt.Sprintf("%s[%d]", at, i), c, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			s[i] = val
+			s[i] = c
 		}
-		return s, nil
+		return tomlValue(at, s, depth)
 	case []any:
 		s := make([]any, len(v))
 		for i, c := range v {

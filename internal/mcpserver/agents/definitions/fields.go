@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -157,9 +156,52 @@ func (r *reader) subagent() error {
 	return nil
 }
 
-// nameRE is a name: lower-case letters and digits, with single "-" or "_"
-// between them.
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:[-_][a-z0-9]+)*$`)
+// words reports whether s is lower-case letters and digits, with single
+// separators (one of seps) between them.
+func words(s, seps string) bool {
+	prev := byte(0) // 0 at the start, 1 after a letter or digit, else the separator
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			prev = 1
+		case strings.IndexByte(seps, c) >= 0 && prev == 1:
+			prev = c
+		default:
+			return false
+		}
+	}
+	return prev == 1
+}
+
+// isVariable reports a plain environment variable name: A-Z, 0-9 and _, not
+// starting with a digit (upper says whether a-z is refused).
+func isVariable(s string, upper bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', !upper && c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isToolName reports an MCP tool name: 1-128 of A-Z, a-z, 0-9, _, . and -.
+func isToolName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // checkName checks an agent's or a server's name.
 func checkName(key, name string) error {
@@ -168,7 +210,7 @@ func checkName(key, name string) error {
 		return fmt.Errorf("%s: empty", key)
 	case len(name) > MaxNameLength:
 		return fmt.Errorf("%s: %d characters, more than %d", key, len(name), MaxNameLength)
-	case !nameRE.MatchString(name):
+	case !words(name, "-_"):
 		return fmt.Errorf("%s: %s may hold only lower-case letters and digits, with single - or _ between them", key, quote(name))
 	}
 	return nil
@@ -327,11 +369,8 @@ func or(s, def string) string {
 	return s
 }
 
-// envKeyRE is a plain variable name for a key.
-var envKeyRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-
 func checkEnvKey(key, name string) error {
-	if !envKeyRE.MatchString(name) || len(name) > 128 {
+	if !isVariable(name, true) || len(name) > 128 {
 		return fmt.Errorf("%s: %s is not a plain environment variable name (A-Z, 0-9 and _, not starting with a digit)", key, quote(name))
 	}
 	if err := envscrub.Check(name, ""); err != nil {
@@ -421,7 +460,7 @@ func (r *reader) selection(d *Definition) error {
 			return err
 		}
 		for _, s := range skills {
-			if len(s) > MaxNameLength || !skillRE.MatchString(s) {
+			if len(s) > MaxNameLength || !words(s, "-") {
 				return fmt.Errorf("%s: %s is not a skill name (lower-case letters, digits and single hyphens)", fl.key, quote(s))
 			}
 		}
@@ -429,12 +468,6 @@ func (r *reader) selection(d *Definition) error {
 	}
 	return nil
 }
-
-var (
-	skillRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
-	// toolRE is an MCP tool name.
-	toolRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-)
 
 // selector checks a tool selector, "server/tool" or "server/*". Claude
 // Code's forms mcp__server__tool, mcp__server__* and mcp__server are
@@ -449,7 +482,7 @@ func (r *reader) selector(s string) (sel string, ok bool) {
 		s = server + "/" + tool
 	}
 	server, tool, found := strings.Cut(s, "/")
-	if !found || checkName("", server) != nil || (tool != "*" && !toolRE.MatchString(tool)) {
+	if !found || checkName("", server) != nil || (tool != "*" && !isToolName(tool)) {
 		return "", false
 	}
 	return s, true

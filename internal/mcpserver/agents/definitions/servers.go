@@ -3,7 +3,6 @@ package definitions
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -140,7 +139,7 @@ func (r *reader) server(at, name string, m map[string]any, d *Definition) (s Ser
 			return Server{}, false, err
 		}
 		for _, t := range tools {
-			if !toolRE.MatchString(t) {
+			if !isToolName(t) {
 				return Server{}, false, fmt.Errorf("%s: %s is not a tool name", fieldName(fl.key), quote(t))
 			}
 			*into = append(*into, name+"/"+t)
@@ -276,28 +275,28 @@ func textMap(fl field) (map[string]string, error) {
 	return out, nil
 }
 
-// refRE is one ${VAR} reference.
-var refRE = regexp.MustCompile(`\$\{([^}]*)\}`)
-
-var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // interpolated checks the ${VAR} references of an env or header value named
 // name: each well formed, none the provider's key; and a value that holds a
 // credential (by its name) must come from a variable, never be written here.
 func interpolated(at, name, value, envKey string) error {
-	refs := refRE.FindAllStringSubmatch(value, -1)
-	if strings.Count(value, "${") != len(refs) {
-		return fmt.Errorf("%s: a ${ not closed by }", at)
-	}
-	for _, ref := range refs {
-		if !varNameRE.MatchString(ref[1]) {
-			return fmt.Errorf("%s: ${%s} does not name a variable", at, strings.ToValidUTF8(cut(ref[1], 64), ""))
+	refs := 0
+	for rest := value; ; refs++ {
+		_, after, found := strings.Cut(rest, "${")
+		if !found {
+			break
 		}
-		if ref[1] == envKey {
-			return fmt.Errorf("%s: ${%s} is the provider's key, which no child server is given", at, ref[1])
+		ref, tail, closed := strings.Cut(after, "}")
+		switch {
+		case !closed:
+			return fmt.Errorf("%s: a ${ not closed by }", at)
+		case !isVariable(ref, false):
+			return fmt.Errorf("%s: ${%s} does not name a variable", at, strings.ToValidUTF8(cut(ref, 64), ""))
+		case ref == envKey:
+			return fmt.Errorf("%s: ${%s} is the provider's key, which no child server is given", at, ref)
 		}
+		rest = tail
 	}
-	if len(refs) == 0 && holdsCredential(name) {
+	if refs == 0 && holdsCredential(name) {
 		return fmt.Errorf("%s: a literal credential is refused; write ${VAR} and keep the value in the environment", at)
 	}
 	return nil
