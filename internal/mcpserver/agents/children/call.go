@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,7 @@ func (s *Set) Call(ctx context.Context, server, tool string, args json.RawMessag
 		return resultText(res), res.IsError, nil
 	case errors.As(err, &wire):
 		return resultText(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the child answered with an error: " + wire.Message}}}), true, nil
-	case c.ended():
+	case c.ended(ctx):
 		return "", false, fmt.Errorf("child %q ended during the call of %q%s", server, tool, c.stderr())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "", false, fmt.Errorf("child %q: tool %q: no answer within the call timeout (%s or the caller's deadline)", server, tool, s.o.CallTimeout)
@@ -56,17 +57,22 @@ func (s *Set) Call(ctx context.Context, server, tool string, args json.RawMessag
 	return "", false, fmt.Errorf("child %q: tool %q: %w", server, tool, c.red.Error(err))
 }
 
-// ended reports whether a stdio child's process has ended.
-func (c *child) ended() bool {
+// ended reports whether a stdio child's process has ended, after its
+// connection failed: it waits for the process to be reaped (its stderr
+// read) for a moment, within ctx.
+func (c *child) ended(ctx context.Context) bool {
 	if c.proc == nil {
 		return false
 	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case <-c.proc.Done():
 		return true
-	default:
-		return false
+	case <-t.C:
+	case <-ctx.Done():
 	}
+	return false
 }
 
 // resultText is a result as text: its text content, and a line for each
