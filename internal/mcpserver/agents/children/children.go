@@ -101,7 +101,7 @@ type Config struct {
 // Options configure [Start].
 type Options struct {
 	Roots    *fsroot.Set         // the workspace: a stdio child's working directory is its root
-	Getenv   func(string) string // for ${VAR}; nil: os.Getenv. A missing (or empty) variable fails the start
+	Getenv   func(string) string // for ${VAR}; a missing (or empty) variable fails the start; nil: none is set
 	Resolver netguard.Resolver   // nil: the system's; tests make names resolve to chosen addresses
 
 	StartTimeout, CallTimeout, StopTimeout time.Duration // 0: the defaults above

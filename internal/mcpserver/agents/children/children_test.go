@@ -228,7 +228,7 @@ func TestDescriptions(t *testing.T) {
 	long := strings.Repeat("é", 3000) // 6000 bytes
 	s := f.start([]Config{f.toolserver("fs", map[string]any{
 		"secretive": map[string]any{"description": "Read\u200b the\u202e file\U000E0041\U000E0042."},
-		"long":   map[string]any{"description": long},
+		"long":      map[string]any{"description": long},
 	})}, f.options())
 	tools, err := s.Select([]string{"fs/long", "fs/secretive"}, nil)
 	if err != nil {

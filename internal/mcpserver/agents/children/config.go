@@ -3,10 +3,10 @@ package children
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -52,7 +52,7 @@ func prepare(c Config, o Options) (plan, error) {
 	}
 	getenv := o.Getenv
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
 	secrets := map[string]string{}
 	switch {
@@ -74,7 +74,7 @@ func prepare(c Config, o Options) (plan, error) {
 			return fail("no workspace to run it in")
 		}
 		env := envscrub.Spec{Set: map[string]string{}, Secret: map[string]string{}}
-		for _, name := range sortedKeys(c.Env) {
+		for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 			v, fromEnv, err := interpolate(c.Env[name], getenv)
 			if err == nil && fromEnv {
 				env.Secret[name], secrets["env "+name] = v, v
@@ -101,7 +101,7 @@ func prepare(c Config, o Options) (plan, error) {
 			return fail("url: %w", err)
 		}
 		p.headers = map[string]string{}
-		for _, name := range sortedKeys(c.Headers) {
+		for _, name := range slices.Sorted(maps.Keys(c.Headers)) {
 			v, fromEnv, err := interpolate(c.Headers[name], getenv)
 			switch {
 			case err != nil:
@@ -179,15 +179,6 @@ func validName(s string, max int) bool {
 		}
 	}
 	return s != "" && len(s) <= max
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // checkURL accepts https, or plain http to a loopback host, judged on

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/zero-dev/zero/internal/guard/hiddentext"
 )
@@ -73,16 +72,13 @@ func cleanJSON(v any) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-// cut returns the longest prefix of s of at most n bytes that ends at a
-// character boundary.
+// cut returns the first n bytes of s, less a character they cut in two
+// (s is valid UTF-8).
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return strings.ToValidUTF8(s[:n], "")
 }
 
 // shorten is a name from a child for an error: at most 64 bytes of it.
