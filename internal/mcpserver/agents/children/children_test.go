@@ -378,13 +378,18 @@ func TestStartTimeout(t *testing.T) {
 }
 
 // TestCloseEndsEveryProcess: Close ends every child and what each started
-// in its process group; nothing is left.
+// in its process group; nothing is left. (A child runs in the workspace's
+// root.)
 func TestCloseEndsEveryProcess(t *testing.T) {
 	f := newFixture(t)
-	pidFile := filepath.Join(f.dir, "pid")
+	pidFile, dirFile := filepath.Join(f.dir, "pid"), filepath.Join(f.dir, "dir")
 	group := Config{Name: "group", Command: "sh",
-		Args: []string{"-c", `sleep 300 & echo $! > "$1"; exec "$2" --env`, "sh", pidFile, runtimetest.Toolserver(t)}}
+		Args: []string{"-c", `pwd > "$3"; sleep 300 & echo $! > "$1"; exec "$2" --env`, "sh", pidFile, runtimetest.Toolserver(t), dirFile}}
 	s := f.start([]Config{f.toolserver("a", nil), f.toolserver("b", nil), group}, f.options())
+	work, _ := filepath.EvalSymlinks(filepath.Join(f.dir, "workspace"))
+	if data, _ := os.ReadFile(dirFile); strings.TrimSpace(string(data)) != work {
+		t.Errorf("the child ran in %q, want %q", data, work)
+	}
 	if n := len(runtimetest.Children(t)); n != 3 {
 		t.Fatalf("%d children run, want 3", n)
 	}
@@ -615,4 +620,65 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := Start(f.ctx, []Config{{Name: "a", Command: bin}}, o); err == nil || !strings.Contains(err.Error(), "no workspace") {
 		t.Errorf("no roots: %v", err)
 	}
+}
+
+// TestContextEndsChildren: when the context given to Start ends (a
+// client's cancel), every stdio child ends, without Close.
+func TestContextEndsChildren(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(f.ctx)
+	s, err := Start(ctx, []Config{f.toolserver("a", nil), f.toolserver("b", nil)}, f.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := len(runtimetest.Children(t)); n != 2 {
+		t.Fatalf("%d children run, want 2", n)
+	}
+	cancel()
+	for name, c := range s.children {
+		select {
+		case <-c.proc.Done():
+		case <-f.ctx.Done():
+			t.Fatalf("child %s still runs", name)
+		}
+	}
+	if kids := runtimetest.Children(t); kids != nil {
+		t.Errorf("children after the cancel: %v", kids)
+	}
+}
+
+// TestCallTimeout: a call the child does not answer within the call
+// timeout is an error saying so, and the set goes on working.
+func TestCallTimeout(t *testing.T) {
+	f := newFixture(t)
+	o := f.options()
+	o.CallTimeout = 300 * time.Millisecond
+	s := f.start([]Config{f.toolserver("fs", nil)}, o)
+	s.Select([]string{"fs/slow", "fs/echo"}, nil)
+	_, _, err := s.Call(f.ctx, "fs", "slow", json.RawMessage(`{"ms":60000}`))
+	if err == nil || !strings.Contains(err.Error(), `child "fs": tool "slow": no answer within the call timeout (300ms`) {
+		t.Errorf("slow: %v", err)
+	}
+	if text, _ := f.call(s, "fs", "echo", `{"a":1}`); text != `{"a":1}` {
+		t.Errorf("echo after the timeout: %q", text)
+	}
+}
+
+// FuzzInterpolate: what interpolate returns holds no "${", and a value
+// without one is returned as it is.
+func FuzzInterpolate(f *testing.F) {
+	for _, s := range []string{"${A}", "a${B}c", "${", "$${A}}", "${A", "${1}", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, fromEnv, err := interpolate(v, func(string) string { return "v" })
+		switch {
+		case err != nil:
+		case strings.Contains(got, "${"):
+			t.Errorf("%q: %q", v, got)
+		case !strings.Contains(v, "${") && (got != v || fromEnv):
+			t.Errorf("%q: %q %v", v, got, fromEnv)
+		}
+	})
 }
