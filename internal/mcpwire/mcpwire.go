@@ -2,8 +2,9 @@
 // the official SDK (v1.8.0) reads them, but each decoded once, in place: the
 // SDK's transport decodes every message twice (once with a streaming decoder,
 // once more as a batch attempt), allocating a fresh 32 KiB buffer each time.
-// Zero's stdio servers (package mcpserver) and the workspace runtime's client
-// of a stdio server share it.
+// Zero's stdio servers (package mcpserver), the workspace runtime's client
+// of a stdio server and an agent's client of its child servers
+// ([ClientConn]) share it.
 package mcpwire
 
 import (

@@ -258,7 +258,7 @@ const (
 //
 // Over stdio, where messages arrive in the order the server wrote them,
 // changed is told as the notification is read off the wire, before any
-// message after it is handled (see stdioConn): a call answered after the
+// message after it is handled (see mcpwire.ClientConn): a call answered after the
 // server announced a change is never decided on the listing before it. (The
 // SDK hands notifications to a handler of their own, which may run after a
 // later response is delivered.) Over http, where a notification and a

@@ -1,4 +1,4 @@
-package runtime
+package mcpwire
 
 import (
 	"testing"
@@ -11,14 +11,14 @@ import (
 // SDK decodes it; an empty batch or a message that is not JSON-RPC 2.0 is
 // an error.
 func TestDecodeFrame(t *testing.T) {
-	msgs, err := decodeFrame([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	msgs, err := DecodeFrame([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("one message: %v %v", msgs, err)
 	}
 	if r, ok := msgs[0].(*jsonrpc.Response); !ok || r.ID.Raw() != int64(1) {
 		t.Errorf("one message: %#v", msgs[0])
 	}
-	msgs, err = decodeFrame([]byte(`[{"jsonrpc":"2.0","method":"notifications/tools/list_changed"},{"jsonrpc":"2.0","id":"a","method":"ping"}]`))
+	msgs, err = DecodeFrame([]byte(`[{"jsonrpc":"2.0","method":"notifications/tools/list_changed"},{"jsonrpc":"2.0","id":"a","method":"ping"}]`))
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("a batch: %v %v", msgs, err)
 	}
@@ -26,7 +26,7 @@ func TestDecodeFrame(t *testing.T) {
 		t.Errorf("a batch's second message: %#v", msgs[1])
 	}
 	for _, bad := range []string{`[]`, `{"jsonrpc":"1.0","id":1,"result":{}}`, `[{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","result":{}}`} {
-		if _, err := decodeFrame([]byte(bad)); err == nil {
+		if _, err := DecodeFrame([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
