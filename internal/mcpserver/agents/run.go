@@ -66,13 +66,14 @@ func (r *run) loop() error {
 			return nil
 		}
 		err := r.answer(ctx, input)
+		interrupted := ctx.Err() != nil
 		cancel()
 		switch {
 		case err == nil:
 		case r.srv.ctx.Err() != nil:
 			return errorf(CodeClosed, "the server closed while the agent ran")
-		case ctx.Err() != nil:
-			// Interrupted: the input that interrupted it is next.
+		case interrupted:
+			// The input that interrupted it is next.
 		default:
 			return err
 		}

@@ -48,9 +48,32 @@ type session struct {
 	turn        int
 	started     time.Time // of the run
 	seq         uint64    // bumped on every change of the above
+	events      []event   // the last maxEvents changes
 
 	history []model.Message // without the system message
 	size    int             // historySize(history)
+}
+
+// An event is one change of a run's phase.
+type event struct {
+	seq         uint64
+	phase, tool string
+	turn        int
+	elapsed     time.Duration
+}
+
+// maxEvents bounds the changes a session keeps for waiters.
+const maxEvents = 64
+
+// noteLocked records a change of s's phase and wakes every waiter;
+// srv.mu is held.
+func (srv *Server) noteLocked(s *session) {
+	s.seq++
+	if len(s.events) == maxEvents {
+		s.events = append(s.events[:0], s.events[1:]...)
+	}
+	s.events = append(s.events, event{s.seq, s.phase, s.tool, s.turn, time.Since(s.started)})
+	srv.changedLocked()
 }
 
 // newID returns a random version 4 UUID.
@@ -112,11 +135,10 @@ func (srv *Server) startLocked(s *session) error {
 	s.status, s.result, s.err = StatusRunning, "", ""
 	s.started = time.Now()
 	s.phase, s.tool, s.turn = "starting", "", 0
-	s.seq++
 	srv.touchLocked(s)
 	srv.runs.Add(1)
 	go srv.run(s)
-	srv.changedLocked()
+	srv.noteLocked(s)
 	return nil
 }
 
@@ -208,7 +230,7 @@ func (srv *Server) finishLocked(s *session, result string, err error) {
 		s.status, s.phase = StatusCompleted, StatusCompleted
 		s.result = s.redactor.String(result)
 	}
-	s.seq++
+	srv.noteLocked(s)
 	srv.touchLocked(s) // a result just in is not the first to go
 	finished := 0
 	var lru *session
@@ -223,7 +245,6 @@ func (srv *Server) finishLocked(s *session, result string, err error) {
 	if finished > MaxRetained {
 		delete(srv.sessions, lru.id)
 	}
-	srv.changedLocked()
 }
 
 // setPhase records a run's progress.
@@ -231,8 +252,7 @@ func (srv *Server) setPhase(s *session, phase, tool string, turn int) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	s.phase, s.tool, s.turn = phase, tool, turn
-	s.seq++
-	srv.changedLocked()
+	srv.noteLocked(s)
 }
 
 // clip shortens s, from the client or the model, to at most n bytes.

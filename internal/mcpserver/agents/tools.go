@@ -217,7 +217,7 @@ func (s *Server) waitAgent(ctx context.Context, req *mcp.CallToolRequest, in *wa
 			return nil, err
 		}
 		s.touchLocked(ss)
-		seen[i] = ss.seq
+		seen[i] = ss.seq - 1 // the phase it is in now is told first
 	}
 	s.mu.Unlock()
 	var progress float64
@@ -228,11 +228,13 @@ func (s *Server) waitAgent(ctx context.Context, req *mcp.CallToolRequest, in *wa
 		for i, id := range in.Targets {
 			if ss, ok := s.sessions[id]; ok { // an evicted one keeps its last state
 				states[i] = ss.stateLocked()
-				if ss.seq != seen[i] && token != nil {
-					seen[i] = ss.seq
-					progress++
-					notes = append(notes, ss.progressLocked(token, progress))
+				for _, e := range ss.events {
+					if e.seq > seen[i] && token != nil {
+						progress++
+						notes = append(notes, ss.progress(e, token, progress))
+					}
 				}
+				seen[i] = ss.seq
 			}
 			running = running || states[i].Status == StatusRunning
 		}
@@ -254,26 +256,25 @@ func (s *Server) waitAgent(ctx context.Context, req *mcp.CallToolRequest, in *wa
 	}
 }
 
-// progressLocked is the notification of s's phase; the server's mutex is
-// held. It names the phase, the tool being run (one the toolbox offers),
-// the turn and the time since the run started, and nothing the model or
-// the client wrote.
-func (s *session) progressLocked(token any, progress float64) *mcp.ProgressNotificationParams {
-	elapsed := time.Since(s.started).Milliseconds()
-	summary := fmt.Sprintf("agent %s (%s): %s", s.id, s.agent.Name, s.phase)
+// progress is the notification of e, a change of s's phase. It names the
+// phase, the tool being run (one the toolbox offers), the turn and the time
+// since the run started, and nothing the model or the client wrote.
+func (s *session) progress(e event, token any, progress float64) *mcp.ProgressNotificationParams {
+	elapsed := e.elapsed.Milliseconds()
+	summary := fmt.Sprintf("agent %s (%s): %s", s.id, s.agent.Name, e.phase)
 	switch {
-	case s.phase == "tool":
-		summary += fmt.Sprintf(" %s, turn %d", s.tool, s.turn)
-	case s.turn > 0 && s.status == StatusRunning:
-		summary += fmt.Sprintf(", turn %d", s.turn)
+	case e.phase == "tool":
+		summary += fmt.Sprintf(" %s, turn %d", e.tool, e.turn)
+	case e.phase == "model":
+		summary += fmt.Sprintf(", turn %d", e.turn)
 	}
 	summary += fmt.Sprintf(", %d ms", elapsed)
-	meta := mcp.Meta{"target": s.id, "name": s.agent.Name, "phase": s.phase, "summary": summary, "elapsed_ms": elapsed}
-	if s.tool != "" {
-		meta["tool"] = s.tool
+	meta := mcp.Meta{"target": s.id, "name": s.agent.Name, "phase": e.phase, "summary": summary, "elapsed_ms": elapsed}
+	if e.tool != "" {
+		meta["tool"] = e.tool
 	}
-	if s.turn > 0 {
-		meta["turn"] = s.turn
+	if e.turn > 0 {
+		meta["turn"] = e.turn
 	}
 	return &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: summary, Meta: meta}
 }
