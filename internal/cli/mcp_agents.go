@@ -36,17 +36,10 @@ names.
 		func(fs *flag.FlagSet) configureFunc {
 			workspace := fs.String("workspace", "", "the workspace `DIR` holding the agent definitions (default: the working directory)")
 			return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
-				if len(args) > 0 {
-					return nil, nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
-				}
-				if setup == nil {
+				if setup == nil && len(args) == 0 {
 					return nil, nil, usagef("this build of zero has no catalog of agent definitions for the agents server")
 				}
-				var dirs []string
-				if *workspace != "" {
-					dirs = []string{*workspace}
-				}
-				roots, err := openRoots(dirs)
+				roots, err := openWorkspace(*workspace, args)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -49,7 +49,9 @@ func TestMCPAgentsServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, isErr := mcptest.Call(t, cs, "spawn_agent", map[string]any{"name": "greeter", "task": "hi"})
-	var st struct{ AgentID string `json:"agent_id"` }
+	var st struct {
+		AgentID string `json:"agent_id"`
+	}
 	if isErr || json.Unmarshal([]byte(text), &st) != nil {
 		t.Fatalf("spawn_agent: %s", text)
 	}

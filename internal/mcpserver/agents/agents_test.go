@@ -235,6 +235,15 @@ func blocking(release <-chan struct{}, tb *toolbox) func(context.Context) (Toolb
 	}
 }
 
+// alwaysCalls makes m ask for echo__say on every turn.
+func alwaysCalls(m *modeltest.Server) {
+	n := 0
+	m.Respond = func(model.Request) modeltest.Reply {
+		n++
+		return modeltest.Reply{Calls: []model.ToolCall{modeltest.Call(fmt.Sprint("c", n), "echo__say", `{}`)}}
+	}
+}
+
 func lastMessage(r model.Request) model.Message { return r.Messages[len(r.Messages)-1] }
 
 // TestSpawnReturnsAtOnce: spawn_agent answers running while the toolbox is
@@ -434,11 +443,7 @@ func TestEviction(t *testing.T) {
 // max_turns, with the last calls answered but not run.
 func TestMaxTurns(t *testing.T) {
 	m := modeltest.New(t)
-	n := 0
-	m.Respond = func(model.Request) modeltest.Reply {
-		n++
-		return modeltest.Reply{Calls: []model.ToolCall{modeltest.Call(fmt.Sprint("c", n), "echo__say", `{}`)}}
-	}
+	alwaysCalls(m)
 	tb := newToolbox("again")
 	a := agent(m, "looper")
 	a.MaxTurns, a.Tools = 3, fixed(tb)
@@ -457,11 +462,7 @@ func TestMaxTurns(t *testing.T) {
 // fit.
 func TestContextLimit(t *testing.T) {
 	m := modeltest.New(t)
-	n := 0
-	m.Respond = func(model.Request) modeltest.Reply {
-		n++
-		return modeltest.Reply{Calls: []model.ToolCall{modeltest.Call(fmt.Sprint("c", n), "echo__say", `{}`)}}
-	}
+	alwaysCalls(m)
 	a := agent(m, "reader")
 	a.MaxTurns, a.Tools = 100, fixed(newToolbox(strings.Repeat("x", 100<<10)))
 	h := start(t, m, Options{}, a)
