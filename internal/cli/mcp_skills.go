@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/skills"
 )
 
@@ -21,18 +22,24 @@ anything.
 		func(fs *flag.FlagSet) configureFunc {
 			workspace := fs.String("workspace", "", "the workspace `DIR` holding the skills (default: the working directory)")
 			return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
-				if len(args) > 0 {
-					return nil, nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
-				}
-				var dirs []string
-				if *workspace != "" {
-					dirs = []string{*workspace}
-				}
-				roots, err := openRoots(dirs)
+				roots, err := openWorkspace(*workspace, args)
 				if err != nil {
 					return nil, nil, err
 				}
 				return skills.New(roots, stdio.Err), roots.Close, nil
 			}
 		})
+}
+
+// openWorkspace opens the workspace --workspace names, or the working
+// directory; a server that takes it takes no positional arguments.
+func openWorkspace(workspace string, args []string) (*fsroot.Set, error) {
+	if len(args) > 0 {
+		return nil, usagef("unexpected arguments %q; give the workspace with --workspace", args)
+	}
+	var dirs []string
+	if workspace != "" {
+		dirs = []string{workspace}
+	}
+	return openRoots(dirs)
 }

@@ -82,6 +82,9 @@ type Options struct {
 	// Timeout bounds a whole exchange: connecting, every redirect, and
 	// reading the body. Zero or less means DefaultTimeout.
 	Timeout time.Duration
+	// ConnectTimeout bounds each connection's dial; zero or less leaves it
+	// to Timeout and the request's context.
+	ConnectTimeout time.Duration
 	// MaxBody caps the bytes a response body yields (after decompression);
 	// reading past it fails with ErrBodyTooLarge. Zero or less means
 	// DefaultMaxBody.
@@ -117,7 +120,7 @@ func (o Options) withDefaults() Options {
 // NewClient returns an HTTP client that enforces o: see the package doc.
 // Its response bodies fail with [ErrBodyTooLarge] past o.MaxBody.
 func NewClient(o Options) *http.Client {
-	g := newGuard(o, 0)
+	g := newGuard(o, max(o.ConnectTimeout, 0))
 	base := &http.Transport{
 		Proxy:                 nil, // a proxy would connect for us, past the dial-time check
 		DialContext:           g.dialContext,
