@@ -18,7 +18,13 @@ import (
 // of named skills.
 type agentsSetup func(workspace *fsroot.Set, getenv func(string) string, stderr io.Writer) (agents.Options, error)
 
-func mcpAgentsCommand() *Command { return agentsCommand(nil) }
+// mcpAgentsCommand serves the agents the workspace defines
+// (agents.WorkspaceOptions).
+func mcpAgentsCommand() *Command {
+	return agentsCommand(func(ws *fsroot.Set, getenv func(string) string, stderr io.Writer) (agents.Options, error) {
+		return agents.WorkspaceOptions(ws, getenv, stderr), nil
+	})
+}
 
 // agentsCommand is the agents server over the catalog setup builds.
 func agentsCommand(setup agentsSetup) *Command {
@@ -36,9 +42,6 @@ names.
 		func(fs *flag.FlagSet) configureFunc {
 			workspace := fs.String("workspace", "", "the workspace `DIR` holding the agent definitions (default: the working directory)")
 			return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
-				if setup == nil && len(args) == 0 {
-					return nil, nil, usagef("this build of zero has no catalog of agent definitions for the agents server")
-				}
 				roots, err := openWorkspace(*workspace, args)
 				if err != nil {
 					return nil, nil, err

@@ -13,6 +13,7 @@
 package skills
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,4 +47,19 @@ func New(workspace *fsroot.Set, stderr io.Writer) *mcp.Server {
 
 type server struct {
 	ws *fsroot.Set // the workspace; one directory
+}
+
+// Instructions returns the body of the skill named name in workspace (a
+// set of one directory), found as the server finds it: the first valid
+// skill of that name in the search order. Another server (the agents')
+// loads a skill by name with it; nothing runs.
+func Instructions(workspace *fsroot.Set, name string) (string, error) {
+	if workspace.Len() != 1 {
+		return "", fmt.Errorf("skills: the set must hold exactly one directory, the workspace")
+	}
+	f, err := (&server{ws: workspace}).discover().lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return f.skill.Body, nil
 }
