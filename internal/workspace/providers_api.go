@@ -32,7 +32,7 @@ func (w *Workspace) saveProvider(r *http.Request, c *auth.Caller) (any, error) {
 		Name         string           `json:"name"`
 		BaseURL      string           `json:"base_url"`
 		WireAPI      string           `json:"wire_api"` // absent: chat-completions
-		Stream       *bool            `json:"stream"` // absent: true
+		Stream       *bool            `json:"stream"`   // absent: true
 		DefaultModel string           `json:"default_model"`
 		APIKey       *json.RawMessage `json:"api_key"`
 	}

@@ -46,7 +46,7 @@ type Provider struct {
 	Name         string    `json:"name"`
 	BaseURL      string    `json:"base_url"`
 	WireAPI      string    `json:"wire_api"` // model.WireChat, model.WireResponses or model.WireAnthropic
-	Stream       bool      `json:"stream"` // false: ask for whole answers (some local servers drop streamed tool calls)
+	Stream       bool      `json:"stream"`   // false: ask for whole answers (some local servers drop streamed tool calls)
 	DefaultModel string    `json:"default_model"`
 	Models       []string  `json:"models"` // as the endpoint last listed them
 	KeySet       bool      `json:"key_set"`
