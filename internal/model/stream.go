@@ -107,6 +107,31 @@ func readEvents(body io.Reader, handle func(event string, data []byte) error, do
 	return Response{}, fmt.Errorf("model response: %w", err)
 }
 
+// typedEvents is readEvents' handler for a wire whose events are JSON
+// objects, each named by its "type" (or else its event name): it decodes
+// each into an E for handle; an "error" event is the provider's error.
+func typedEvents[E any](r redactor, handle func(typ string, e E) error) func(string, []byte) error {
+	return func(event string, data []byte) error {
+		var (
+			e    E
+			head struct {
+				Type string `json:"type"`
+			}
+		)
+		if err := json.Unmarshal(data, &e); err != nil {
+			return fmt.Errorf("%w: an event that is not JSON: %w", ErrResponse, err)
+		}
+		json.Unmarshal(data, &head)
+		if head.Type == "" {
+			head.Type = event
+		}
+		if head.Type == "error" {
+			return streamError(data, r)
+		}
+		return handle(head.Type, e)
+	}
+}
+
 // streamError is the error of an event that carries the provider's error.
 func streamError(data []byte, r redactor) error {
 	msg, _ := providerMessage(data)

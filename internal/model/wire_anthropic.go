@@ -228,8 +228,7 @@ func (anthropicWire) decode(data []byte, r redactor) (Response, error) {
 
 // An anthropicEvent is one event of a streamed message.
 type anthropicEvent struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
+	Index   int `json:"index"`
 	Message *struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
@@ -251,17 +250,8 @@ func (anthropicWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 		stop   string
 		usage  anthropicUsage
 	)
-	handle := func(event string, data []byte) error {
-		var e anthropicEvent
-		if err := json.Unmarshal(data, &e); err != nil {
-			return fmt.Errorf("%w: an event that is not JSON: %w", ErrResponse, err)
-		}
-		if e.Type == "" {
-			e.Type = event
-		}
-		switch e.Type {
-		case "error":
-			return streamError(data, r)
+	handle := typedEvents(r, func(typ string, e anthropicEvent) error {
+		switch typ {
 		case "message_start":
 			if e.Message != nil {
 				usage = e.Message.Usage
@@ -306,7 +296,7 @@ func (anthropicWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 			return errDone
 		}
 		return nil
-	}
+	})
 	return readEvents(body, handle, func() (Response, error) {
 		if stop == "" {
 			return Response{}, fmt.Errorf("model response: %w: the stream ended without a stop reason", ErrResponse)

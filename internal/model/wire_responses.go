@@ -230,7 +230,6 @@ func (responsesWire) decode(data []byte, r redactor) (Response, error) {
 
 // A responsesEvent is one event of a streamed response.
 type responsesEvent struct {
-	Type        string           `json:"type"`
 	OutputIndex int              `json:"output_index"`
 	Item        *responsesItem   `json:"item"`
 	Delta       string           `json:"delta"`
@@ -245,27 +244,18 @@ func (responsesWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 		order []int // output indexes, as they were added
 		done  *responsesObject
 	)
-	item := func(e responsesEvent) (*responsesItem, error) {
-		it, ok := items[e.OutputIndex]
-		if !ok {
-			return nil, fmt.Errorf("%w: %s for output item %d, never added", ErrResponse, clip(e.Type, 60), e.OutputIndex)
+	handle := typedEvents(r, func(typ string, e responsesEvent) error {
+		item := func() (*responsesItem, error) {
+			it, ok := items[e.OutputIndex]
+			if !ok {
+				return nil, fmt.Errorf("%w: %s for output item %d, never added", ErrResponse, clip(typ, 60), e.OutputIndex)
+			}
+			return it, nil
 		}
-		return it, nil
-	}
-	handle := func(event string, data []byte) error {
-		var e responsesEvent
-		if err := json.Unmarshal(data, &e); err != nil {
-			return fmt.Errorf("%w: an event that is not JSON: %w", ErrResponse, err)
-		}
-		if e.Type == "" {
-			e.Type = event
-		}
-		switch e.Type {
-		case "error":
-			return streamError(data, r)
+		switch typ {
 		case "response.output_item.added":
 			if e.Item == nil {
-				return fmt.Errorf("%w: %s without its item", ErrResponse, e.Type)
+				return fmt.Errorf("%w: %s without its item", ErrResponse, typ)
 			}
 			if _, ok := items[e.OutputIndex]; !ok {
 				order = append(order, e.OutputIndex)
@@ -278,13 +268,13 @@ func (responsesWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 				onText(e.Delta)
 			}
 		case "response.function_call_arguments.delta":
-			it, err := item(e)
+			it, err := item()
 			if err != nil {
 				return err
 			}
 			it.Arguments += e.Delta
 		case "response.function_call_arguments.done":
-			it, err := item(e)
+			it, err := item()
 			if err != nil {
 				return err
 			}
@@ -292,7 +282,7 @@ func (responsesWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 				it.Arguments = *e.Arguments
 			}
 		case "response.output_item.done":
-			it, err := item(e)
+			it, err := item()
 			if err != nil {
 				return err
 			}
@@ -301,13 +291,13 @@ func (responsesWire) read(body io.Reader, r redactor, onText func(string)) (Resp
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			if e.Response == nil {
-				return fmt.Errorf("%w: %s without its response", ErrResponse, e.Type)
+				return fmt.Errorf("%w: %s without its response", ErrResponse, typ)
 			}
 			done = e.Response
 			return errDone
 		}
 		return nil
-	}
+	})
 	return readEvents(body, handle, func() (Response, error) {
 		if done == nil {
 			return Response{}, fmt.Errorf("model response: %w: the stream ended before the response was done", ErrResponse)
