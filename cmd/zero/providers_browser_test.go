@@ -79,3 +79,54 @@ func TestBrowserProviders(t *testing.T) {
 		t.Errorf("requests off the workspace's origin: %v", f)
 	}
 }
+
+// TestBrowserProviderWireAPI: a provider's wire API is chosen on its form,
+// saved, shown in the table and on its edit form, and used to list its
+// models (Anthropic's /v1/models, which the scripted server refuses
+// without Anthropic's headers); a wire API the workspace does not speak
+// is refused with the reason.
+func TestBrowserProviderWireAPI(t *testing.T) {
+	tab := browser(t)
+	srv := startServe(t, nil)
+	ms := modeltest.NewAnthropic(t)
+	do(t, tab, chromedp.Navigate(srv.link), chromedp.WaitVisible(chromedp.ID("add-server")),
+		chromedp.Navigate(srv.base+"/providers"), chromedp.WaitVisible(chromedp.ID("save-provider")))
+	if v := run(t, tab, chromedp.Value(chromedp.ID("provider-wire"))); v != "chat-completions" {
+		t.Errorf("a new provider's wire API is %q, want chat-completions", v)
+	}
+	do(t, tab,
+		chromedp.SendKeys(chromedp.ID("provider-name"), "claude"),
+		chromedp.SendKeys(chromedp.ID("provider-url"), ms.BaseURL()),
+		chromedp.SetValue(chromedp.ID("provider-wire"), "anthropic-messages"),
+		chromedp.Click(chromedp.ID("save-provider")),
+		chromedp.WaitVisible(chromedp.ID("notice")),
+	)
+	if w := run(t, tab, chromedp.Text(chromedp.CSS(`tr[id^="provider-"] td.wire-api`))); w != "anthropic-messages" {
+		t.Errorf("the table shows wire API %q", w)
+	}
+	do(t, tab,
+		chromedp.Click(chromedp.CSS(`button[id^="models-"]`)),
+		chromedp.WaitVisible(chromedp.ID("cancel-edit")),
+	)
+	if v := run(t, tab, chromedp.Value(chromedp.ID("provider-wire"))); v != "anthropic-messages" {
+		t.Errorf("the edit form's wire API is %q", v)
+	}
+	offered := run(t, tab, chromedp.Evaluate[[]string](`Array.from(document.getElementById("provider-model").list.options, o => o.value)`))
+	if strings.Join(offered, ",") != "scripted-1,scripted-2" {
+		t.Errorf("the model field offers %q (the server refused: %q)", offered, ms.Refused())
+	}
+	screenshot(t, tab, "provider-wire-api")
+
+	// A value the select does not offer, as a hand-made form would send.
+	do(t, tab,
+		chromedp.Evaluate[chromedp.Void](`{const s = document.getElementById("provider-wire"); s.add(new Option("anthropic", "anthropic")); s.value = "anthropic"}`),
+		chromedp.Click(chromedp.ID("save-provider")),
+		chromedp.WaitVisible(chromedp.ID("problem")),
+	)
+	if p := run(t, tab, chromedp.Text(chromedp.ID("problem"))); !strings.Contains(p, `wire API "anthropic": want chat-completions, responses, anthropic-messages`) {
+		t.Errorf("the refusal says %q", p)
+	}
+	if w := run(t, tab, chromedp.Text(chromedp.CSS(`tr[id^="provider-"] td.wire-api`))); w != "anthropic-messages" {
+		t.Errorf("after the refusal the table shows wire API %q", w)
+	}
+}

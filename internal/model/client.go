@@ -85,7 +85,7 @@ var kept = []error{
 // the rest of the chain is dropped (see [redact.Redactor.Error]).
 func (r redactor) scrub(err error) error { return r.r.Error(err, kept...) }
 
-// A Client sends chat-completion requests to one endpoint. It is safe for
+// A Client sends chat requests to one endpoint, in its wire format. It is safe for
 // concurrent use.
 type Client struct {
 	cfg      Config
@@ -93,6 +93,7 @@ type Client struct {
 	modelErr error // cfg names no model: a chat naming none returns it
 	base     string
 	endpoint string
+	wire     wire
 	http     *http.Client
 	redactor redactor
 	backoff  time.Duration                                    // the first retry's wait; doubled after
@@ -134,8 +135,57 @@ func New(cfg Config, httpClient *http.Client) *Client {
 	// The canonical URL, so that whatever client sends it connects to
 	// the host that was checked.
 	c.base = strings.TrimRight(u.String(), "/")
-	c.endpoint = c.base + "/chat/completions"
+	c.wire = wires[cfg.WireAPI]
+	c.endpoint = c.base + c.wire.path()
 	return c
+}
+
+// A wire is one format of the model's API: how a [Request] is written for
+// it, how its answers are read into a [Response], and how its requests
+// carry the key. The client around it (checks, sending, retries, bounds,
+// redaction) is the same for every wire.
+type wire interface {
+	// path is the chat endpoint's path under the base URL.
+	path() string
+	// modelsPath is the model list's path under the base URL.
+	modelsPath() string
+	// header sets the wire's headers on h, with key if not empty.
+	header(h http.Header, key string)
+	// encode writes r, whose model is set and which has messages.
+	encode(r Request, stream bool) ([]byte, error)
+	// decode reads a whole 2xx answer.
+	decode(data []byte, r redactor) (Response, error)
+	// read reads a streamed answer, already bounded by MaxResponseBody,
+	// event by event.
+	read(body io.Reader, r redactor, onText func(string)) (Response, error)
+}
+
+// wires maps each Config.WireAPI to its wire.
+var wires = map[string]wire{"": chatWire{}, WireChat: chatWire{}, WireResponses: responsesWire{}, WireAnthropic: anthropicWire{}}
+
+// chatWire is OpenAI's chat completions.
+type chatWire struct{}
+
+func (chatWire) path() string       { return "/chat/completions" }
+func (chatWire) modelsPath() string { return "/models" }
+
+func (chatWire) header(h http.Header, key string) {
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+}
+
+func (chatWire) encode(r Request, stream bool) ([]byte, error) {
+	if stream {
+		return json.Marshal(streamRequest{Request: r, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}})
+	}
+	return json.Marshal(r)
+}
+
+func (chatWire) decode(data []byte, r redactor) (Response, error) { return decodeResponse(data, r) }
+
+func (chatWire) read(body io.Reader, r redactor, onText func(string)) (Response, error) {
+	return readStream(body, r, onText)
 }
 
 // Chat sends r, with r.Model set to the Config's model if empty, and returns
@@ -154,7 +204,7 @@ func (c *Client) Chat(ctx context.Context, r Request) (_ Response, err error) {
 		if err != nil {
 			return Response{}, err
 		}
-		return decodeResponse(data, c.redactor)
+		return c.wire.decode(data, c.redactor)
 	})
 }
 
@@ -173,15 +223,7 @@ func (c *Client) body(r Request, stream bool) ([]byte, error) {
 	if len(r.Messages) == 0 {
 		return nil, errors.New("model request: no messages")
 	}
-	var (
-		body []byte
-		err  error
-	)
-	if stream {
-		body, err = json.Marshal(streamRequest{Request: r, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}})
-	} else {
-		body, err = json.Marshal(r)
-	}
+	body, err := c.wire.encode(r, stream)
 	if err != nil {
 		return nil, fmt.Errorf("model request: %w", err)
 	}
@@ -229,9 +271,7 @@ func (c *Client) send(ctx context.Context, method, url string, body io.Reader, a
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
+	c.wire.header(req.Header, c.cfg.APIKey)
 	res, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("model request: %w", noAnswer(c.base, err))

@@ -14,8 +14,8 @@
 // be unwrapped to it. [Client.Converse] runs the model's tool calls through
 // the functions the caller names and nothing else.
 //
-// The key goes in one place only: the Authorization header of requests to
-// the configured endpoint. The client does not follow redirects, so the
+// The key goes in one place only: the Authorization header (x-api-key for
+// Anthropic) of requests to the configured endpoint. The client does not follow redirects, so the
 // header never travels to another host, nor over a downgraded scheme.
 package model
 
@@ -48,6 +48,37 @@ type Config struct {
 	APIKey string
 	// Model names the model a request uses when it names none.
 	Model string
+	// WireAPI is the format the endpoint speaks: [WireChat] (also when
+	// empty), [WireResponses] or [WireAnthropic]. Any other is refused.
+	WireAPI string
+}
+
+// Wire APIs of a [Config].
+const (
+	// WireChat is OpenAI's chat completions: POST BaseURL/chat/completions,
+	// the key as a bearer token.
+	WireChat = "chat-completions"
+	// WireResponses is OpenAI's Responses API: POST BaseURL/responses, the
+	// key as a bearer token.
+	WireResponses = "responses"
+	// WireAnthropic is Anthropic's Messages API: POST BaseURL/v1/messages,
+	// the key in the x-api-key header.
+	WireAnthropic = "anthropic-messages"
+)
+
+// WireAPIs lists the wire APIs a [Config] may name, the default first.
+var WireAPIs = []string{WireChat, WireResponses, WireAnthropic}
+
+// CheckWireAPI returns the wire API name w stands for (WireChat for ""),
+// or an error wrapping [ErrConfig] for one the client does not speak.
+func CheckWireAPI(w string) (string, error) {
+	switch w {
+	case "":
+		return WireChat, nil
+	case WireChat, WireResponses, WireAnthropic:
+		return w, nil
+	}
+	return "", fmt.Errorf("%w: wire API %q: want %s", ErrConfig, clip(w, 40), strings.Join(WireAPIs, ", "))
 }
 
 // FromEnv reads PREFIX_MODEL_BASE_URL, PREFIX_MODEL_API_KEY and PREFIX_MODEL,
@@ -106,6 +137,9 @@ func (c Config) checkEndpoint(n fieldNames) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.model)
 	case hasControl(c.APIKey):
 		return nil, fmt.Errorf("%w: %s holds a control character", ErrConfig, n.apiKey)
+	}
+	if _, err := CheckWireAPI(c.WireAPI); err != nil {
+		return nil, err
 	}
 	u, err := CheckBaseURL(c.BaseURL)
 	if err != nil {

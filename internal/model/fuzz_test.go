@@ -81,3 +81,50 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWireStreams checks that any stream decodes, on the Responses and
+// Anthropic wires, whole or as events, without a panic; that an accepted
+// answer is an assistant message whose tool calls each have a name and an
+// id; and that no error holds the key.
+func FuzzWireStreams(f *testing.F) {
+	const key = "sk-fuzz-key-1234"
+	for _, s := range []string{
+		"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\"}}\n\n" +
+			"data: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":0,\"delta\":\"{}\"}\n\n" +
+			"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
+		"data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n" +
+			"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\"}}\n\n" +
+			"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n" +
+			"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n",
+		"event: error\ndata: {\"type\":\"error\",\"error\":{\"message\":\"bad key sk-fuzz-key-1234\"}}\n\n",
+		`{"status":"failed","error":{"message":"sk-fuzz-key-1234"}}`,
+		`{"content":[{"type":"tool_use","name":"f"}],"stop_reason":"tool_use"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	r := newRedactor(key)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, w := range []wire{responsesWire{}, anthropicWire{}} {
+			for _, read := range []func() (Response, error){
+				func() (Response, error) { return w.decode(data, r) },
+				func() (Response, error) { return w.read(strings.NewReader(string(data)), r, nil) },
+			} {
+				res, err := read()
+				if err != nil {
+					if strings.Contains(r.scrub(err).Error(), key) {
+						t.Fatalf("error holds the key: %v", err)
+					}
+					continue
+				}
+				if res.Message.Role != RoleAssistant || res.FinishReason == "" {
+					t.Fatalf("accepted %q as %+v", data, res)
+				}
+				for _, c := range res.Message.ToolCalls {
+					if c.ID == "" || c.Function.Name == "" || c.Type != "function" {
+						t.Fatalf("accepted %q with call %+v", data, c)
+					}
+				}
+			}
+		}
+	})
+}

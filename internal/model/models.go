@@ -16,8 +16,8 @@ const (
 	MaxModelID = 256
 )
 
-// Models asks the endpoint which models it serves (GET BaseURL/models, the
-// OpenAI format: {"data":[{"id":...}]}) and returns their ids in the
+// Models asks the endpoint which models it serves (GET BaseURL/models, or
+// BaseURL/v1/models for Anthropic; both answer {"data":[{"id":...}]}) and returns their ids in the
 // provider's order, each once. An id that is empty, longer than
 // [MaxModelID], not UTF-8 or holding a control character is left out, and
 // at most [MaxModels] are returned; none at all is an error wrapping
@@ -27,7 +27,7 @@ func (c *Client) Models(ctx context.Context) (_ []string, err error) {
 	if c.cfgErr != nil {
 		return nil, c.cfgErr
 	}
-	res, err := c.send(ctx, http.MethodGet, c.base+"/models", nil, "application/json")
+	res, err := c.send(ctx, http.MethodGet, c.base+c.wire.modelsPath(), nil, "application/json")
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func whyNoAnswer(err error) string {
 	return "the connection failed"
 }
 
-// Ping asks the endpoint for its model list (GET BaseURL/models) without
+// Ping asks the endpoint for its model list (as [Client.Models] does) without
 // the API key, through the client's HTTP policy, and reports whether
 // anything answered: any HTTP status is an answer, since the endpoint may
 // want the key. An error wraps [ErrUnreachable], with the reason in words,
@@ -91,11 +91,12 @@ func (c *Client) Ping(ctx context.Context) (err error) {
 	if c.cfgErr != nil {
 		return c.cfgErr
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/models", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+c.wire.modelsPath(), nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
+	c.wire.header(req.Header, "")
 	res, err := c.http.Do(req)
 	if err != nil {
 		return noAnswer(c.base, err)

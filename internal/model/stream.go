@@ -53,13 +53,13 @@ func (c *Client) Stream(ctx context.Context, r Request, onText func(string)) (_ 
 			if err != nil {
 				return Response{}, err
 			}
-			resp, err := decodeResponse(data, c.redactor)
+			resp, err := c.wire.decode(data, c.redactor)
 			if err == nil && onText != nil && resp.Message.Content != "" {
 				onText(resp.Message.Content)
 			}
 			return resp, err
 		}
-		return readStream(res.Body, c.redactor, onText)
+		return c.wire.read(res.Body, c.redactor, onText)
 	})
 }
 
@@ -68,9 +68,8 @@ var errDone = errors.New("done")
 
 // readStream reads chunks from body until [DONE] or its end.
 func readStream(body io.Reader, r redactor, onText func(string)) (Response, error) {
-	lim := &io.LimitedReader{R: body, N: MaxResponseBody + 1}
 	a := newAccumulator()
-	err := sse.Read(lim, MaxStreamEvent, func(event string, data []byte) error {
+	return readEvents(body, func(event string, data []byte) error {
 		if string(data) == "[DONE]" {
 			return errDone
 		}
@@ -79,29 +78,67 @@ func readStream(body io.Reader, r redactor, onText func(string)) (Response, erro
 			return fmt.Errorf("%w: a chunk that is not JSON: %w", ErrResponse, err)
 		}
 		if event == "error" || len(ch.Error) > 0 {
-			msg, _ := providerMessage(data)
-			if msg == "" {
-				msg = string(data)
-			}
-			return fmt.Errorf("%w: the stream carried an error: %s", ErrResponse, r.quote(msg))
+			return streamError(data, r)
 		}
 		text, err := a.add(ch)
 		if err == nil && text != "" && onText != nil {
 			onText(text)
 		}
 		return err
-	})
+	}, a.response)
+}
+
+// readEvents reads body's events into handle, within MaxResponseBody in
+// all and MaxStreamEvent each, until handle returns errDone or the body
+// ends; then done assembles the answer.
+func readEvents(body io.Reader, handle func(event string, data []byte) error, done func() (Response, error)) (Response, error) {
+	lim := &io.LimitedReader{R: body, N: MaxResponseBody + 1}
+	err := sse.Read(lim, MaxStreamEvent, handle)
 	// Each error is said "model response: " once, here; those of the
-	// chunks, made above, do not say it.
+	// events, made by handle, do not say it.
 	switch {
 	case lim.N <= 0 || errors.Is(err, netguard.ErrBodyTooLarge):
 		err = fmt.Errorf("%w: stream over %d MiB", ErrResponse, MaxResponseBody>>20)
 	case errors.Is(err, sse.ErrTooLarge):
 		err = fmt.Errorf("%w: %w", ErrResponse, err)
 	case errors.Is(err, errDone), errors.Is(err, io.EOF):
-		return a.response()
+		return done()
 	}
 	return Response{}, fmt.Errorf("model response: %w", err)
+}
+
+// typedEvents is readEvents' handler for a wire whose events are JSON
+// objects, each named by its "type" (or else its event name): it decodes
+// each into an E for handle; an "error" event is the provider's error.
+func typedEvents[E any](r redactor, handle func(typ string, e E) error) func(string, []byte) error {
+	return func(event string, data []byte) error {
+		var (
+			e    E
+			head struct {
+				Type string `json:"type"`
+			}
+		)
+		if err := json.Unmarshal(data, &e); err != nil {
+			return fmt.Errorf("%w: an event that is not JSON: %w", ErrResponse, err)
+		}
+		json.Unmarshal(data, &head)
+		if head.Type == "" {
+			head.Type = event
+		}
+		if head.Type == "error" {
+			return streamError(data, r)
+		}
+		return handle(head.Type, e)
+	}
+}
+
+// streamError is the error of an event that carries the provider's error.
+func streamError(data []byte, r redactor) error {
+	msg, _ := providerMessage(data)
+	if msg == "" {
+		msg = string(data)
+	}
+	return fmt.Errorf("%w: the stream carried an error: %s", ErrResponse, r.quote(msg))
 }
 
 // A chunk is one event of a streamed chat completion.
@@ -231,18 +268,30 @@ func (a *accumulator) response() (Response, error) {
 	if m.Role == "" {
 		m.Role = RoleAssistant
 	}
-	for i, c := range a.calls {
+	for _, c := range a.calls {
+		m.ToolCalls = append(m.ToolCalls, *c)
+	}
+	return answer(m, a.finish, a.usage)
+}
+
+// answer is the Response of an assembled message: an error if a tool call
+// has no name; a call with no id gets one ("call_N"), since the tool's
+// answer must name it; finish "stop" with tool calls is "tool_calls".
+func answer(m Message, finish string, u Usage) (Response, error) {
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
 		if c.Function.Name == "" {
 			return Response{}, fmt.Errorf("model response: %w: tool call %d has no name", ErrResponse, i+1)
 		}
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(i+1)
 		}
-		m.ToolCalls = append(m.ToolCalls, *c)
+		if c.Type == "" {
+			c.Type = "function"
+		}
 	}
-	finish := a.finish
 	if finish == "stop" && len(m.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	return Response{Message: m, FinishReason: finish, Usage: a.usage}, nil
+	return Response{Message: m, FinishReason: finish, Usage: u}, nil
 }

@@ -14,7 +14,7 @@ const (
 )
 
 // A Message is one turn of a conversation, in the chat-completions wire
-// format.
+// format; the other wires are written from it and read into it.
 type Message struct {
 	Role string `json:"role"`
 	// Content is the text. The wire's null content (an assistant message
@@ -92,6 +92,9 @@ type Request struct {
 	ToolChoice  json.RawMessage `json:"tool_choice,omitempty"`
 	Temperature *float64        `json:"temperature,omitempty"`
 	MaxTokens   int             `json:"max_tokens,omitempty"`
+	// ReasoningEffort ("low", "medium", "high", ...) is sent only when
+	// set, to the wires that have it: chat completions and Responses.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	// ResponseFormat is sent only when set, e.g. {"type":"json_object"}.
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 }

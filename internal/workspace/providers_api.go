@@ -31,14 +31,15 @@ func (w *Workspace) saveProvider(r *http.Request, c *auth.Caller) (any, error) {
 	var req struct {
 		Name         string           `json:"name"`
 		BaseURL      string           `json:"base_url"`
-		Stream       *bool            `json:"stream"` // absent: true
+		WireAPI      string           `json:"wire_api"` // absent: chat-completions
+		Stream       *bool            `json:"stream"`   // absent: true
 		DefaultModel string           `json:"default_model"`
 		APIKey       *json.RawMessage `json:"api_key"`
 	}
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	p := providers.Provider{Name: req.Name, BaseURL: req.BaseURL, Stream: req.Stream == nil || *req.Stream, DefaultModel: req.DefaultModel}
+	p := providers.Provider{Name: req.Name, BaseURL: req.BaseURL, WireAPI: req.WireAPI, Stream: req.Stream == nil || *req.Stream, DefaultModel: req.DefaultModel}
 	if r.Method == http.MethodPut {
 		id, err := pathID(r)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 )
@@ -20,6 +21,17 @@ type providersData struct {
 	Problem   string
 	// Warning says a saved provider's endpoint did not answer.
 	Warning string
+	// Wires are the wire APIs the form offers.
+	Wires []wireOption
+}
+
+// A wireOption is a wire API as the form names it.
+type wireOption struct{ Value, Label string }
+
+var wireOptions = []wireOption{
+	{model.WireChat, "OpenAI chat completions (and compatible servers)"},
+	{model.WireResponses, "OpenAI Responses"},
+	{model.WireAnthropic, "Anthropic Messages"},
 }
 
 func (w *Workspace) providerPageRoutes(mux *http.ServeMux) {
@@ -53,6 +65,7 @@ func (w *Workspace) showProviders(rw http.ResponseWriter, r *http.Request, c *au
 	if d.Providers, err = w.providers.List(r.Context()); err != nil {
 		return err
 	}
+	d.Wires = wireOptions
 	title := "Model providers"
 	if d.Form.ID != 0 {
 		title = "Edit provider " + d.Form.Name
@@ -77,7 +90,7 @@ func (w *Workspace) savedForm(ctx context.Context, p providers.Provider) provide
 // a provider saved whose endpoint does not answer is shown with a warning.
 func (w *Workspace) saveProviderPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	p := providers.Provider{Name: strings.TrimSpace(r.PostFormValue("name")), BaseURL: r.PostFormValue("base_url"),
-		Stream: r.PostFormValue("stream") != "", DefaultModel: strings.TrimSpace(r.PostFormValue("default_model"))}
+		WireAPI: r.PostFormValue("wire_api"), Stream: r.PostFormValue("stream") != "", DefaultModel: strings.TrimSpace(r.PostFormValue("default_model"))}
 	if v := r.PostFormValue("id"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {

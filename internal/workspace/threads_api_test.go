@@ -41,9 +41,15 @@ func newThreadFixture(t testing.TB, stream bool) *threadFixture {
 
 // threadFixtureOn is newThreadFixture on ts.
 func threadFixtureOn(ts *testServer, stream bool) *threadFixture {
+	return threadFixtureWith(ts, stream, modeltest.New(ts.t))
+}
+
+// threadFixtureWith is threadFixtureOn with ms as the provider, on the
+// wire API it speaks.
+func threadFixtureWith(ts *testServer, stream bool, ms *modeltest.Server) *threadFixture {
 	t := ts.t
-	ms := modeltest.New(t)
-	ts.browser.must("POST", "/api/providers", map[string]any{"name": "local", "base_url": ms.BaseURL(), "default_model": "scripted-1", "stream": stream}, 201, nil)
+	ts.browser.must("POST", "/api/providers", map[string]any{"name": "local", "base_url": ms.BaseURL(), "wire_api": ms.WireAPI(),
+		"default_model": "scripted-1", "stream": stream}, 201, nil)
 	id, file := ts.driftServer(`{"echo": {"description": "Echoes."}}`)
 	ts.browser.must("POST", "/api/servers/"+id+"/test", nil, 200, nil)
 	var th threads.Thread

@@ -1,9 +1,11 @@
 // Package modeltest is the one stand-in of Zero's tests: a local HTTP
-// server that follows the OpenAI chat-completions format and answers from
-// a script. Like a real provider it refuses a conversation whose tool
-// calls and results do not match ([CheckHistory]), so a test that re-sends
-// a history learns whether a provider would take it. Only tests import
-// it.
+// server that follows one of the model client's wire formats (OpenAI chat
+// completions with [New], OpenAI Responses with [NewResponses], Anthropic
+// Messages with [NewAnthropic]) and answers from a script. Like a real
+// provider it refuses a conversation whose tool calls and results do not
+// match ([CheckHistory], and each wire's own rules), with the status and
+// error body that provider sends, so a test that re-sends a history
+// learns whether a provider would take it. Only tests import it.
 package modeltest
 
 import (
@@ -51,22 +53,43 @@ type Server struct {
 	// called one request at a time.
 	Respond func(model.Request) Reply
 
+	wire     string
 	mu       sync.Mutex
 	script   []Reply
 	requests []model.Request
+	headers  []http.Header
 	refused  []string
 }
 
-// New starts a server, closed when the test ends.
-func New(t testing.TB) *Server {
-	s := &Server{}
+// New starts a chat-completions server, closed when the test ends.
+func New(t testing.TB) *Server { return newServer(t, model.WireChat) }
+
+// NewResponses starts a server of OpenAI's Responses API (POST
+// /v1/responses), closed when the test ends.
+func NewResponses(t testing.TB) *Server { return newServer(t, model.WireResponses) }
+
+// NewAnthropic starts a server of Anthropic's Messages API (POST
+// /v1/messages), closed when the test ends.
+func NewAnthropic(t testing.TB) *Server { return newServer(t, model.WireAnthropic) }
+
+func newServer(t testing.TB, wire string) *Server {
+	s := &Server{wire: wire}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// BaseURL is the API's base, as a provider is configured with it.
-func (s *Server) BaseURL() string { return s.URL + "/v1" }
+// WireAPI is the wire the server speaks, as a [model.Config] names it.
+func (s *Server) WireAPI() string { return s.wire }
+
+// BaseURL is the API's base, as a provider is configured with it: with
+// /v1 for OpenAI's formats, without for Anthropic's (whose paths have it).
+func (s *Server) BaseURL() string {
+	if s.wire == model.WireAnthropic {
+		return s.URL
+	}
+	return s.URL + "/v1"
+}
 
 // Push adds replies to the script.
 func (s *Server) Push(r ...Reply) {
@@ -82,6 +105,13 @@ func (s *Server) Requests() []model.Request {
 	return append([]model.Request(nil), s.requests...)
 }
 
+// Headers returns the headers of the requests answered so far.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.headers...)
+}
+
 // Refused returns why each refused request was refused.
 func (s *Server) Refused() []string {
 	s.mu.Lock()
@@ -90,6 +120,14 @@ func (s *Server) Refused() []string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch s.wire {
+	case model.WireResponses:
+		s.serveResponses(w, r)
+		return
+	case model.WireAnthropic:
+		s.serveAnthropic(w, r)
+		return
+	}
 	switch {
 	case r.Method == "GET" && r.URL.Path == "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
@@ -111,31 +149,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, err.Error())
 		return
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req.Request)
-	rep := Reply{Text: "done"}
-	switch {
-	case s.Respond != nil:
-		rep = s.Respond(req.Request)
-	case len(s.script) > 0:
-		rep, s.script = s.script[0], s.script[1:]
-	}
-	s.mu.Unlock()
-	if rep.Wait != nil {
-		select {
-		case <-rep.Wait:
-		case <-r.Context().Done():
-			return
-		}
+	rep, ok := s.next(r, req.Request)
+	if !ok {
+		return
 	}
 	if req.Stream {
 		stream(w, r, rep)
 		return
 	}
 	if rep.Error != "" {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": rep.Error}})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"message": rep.Error}})
 		return
 	}
 	finish := "stop"
@@ -151,28 +174,84 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// next records req, takes its reply from Respond or the script, and waits
+// for the reply's Wait; false if the request ended first.
+func (s *Server) next(r *http.Request, req model.Request) (Reply, bool) {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.headers = append(s.headers, r.Header.Clone())
+	rep := Reply{Text: "done"}
+	switch {
+	case s.Respond != nil:
+		rep = s.Respond(req)
+	case len(s.script) > 0:
+		rep, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+	if rep.Wait != nil {
+		select {
+		case <-rep.Wait:
+		case <-r.Context().Done():
+			return rep, false
+		}
+	}
+	return rep, true
+}
+
+// pause waits for rep's Pause; false if the request ended first.
+func pause(r *http.Request, rep Reply) bool {
+	if rep.Pause == nil {
+		return true
+	}
+	select {
+	case <-rep.Pause:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
 func (s *Server) refuse(w http.ResponseWriter, why string) {
+	s.refuseWith(w, why, map[string]any{"error": map[string]string{"message": why, "type": "invalid_request_error"}})
+}
+
+// refuseWith records why and answers 400 with body, the provider's error.
+func (s *Server) refuseWith(w http.ResponseWriter, why string, body any) {
 	s.mu.Lock()
 	s.refused = append(s.refused, why)
 	s.mu.Unlock()
+	writeJSON(w, http.StatusBadRequest, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": why, "type": "invalid_request_error"}})
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// sender writes server-sent events, each flushed: with an event name when
+// event is not "".
+func sender(w http.ResponseWriter) func(event string, v any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	return func(event string, v any) {
+		b, _ := json.Marshal(v)
+		if event != "" {
+			fmt.Fprintf(w, "event: %s\n", event)
+		}
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 }
 
 // stream writes rep as a provider streams it: the text in two pieces,
 // each call's id and name first and its arguments in two fragments, the
 // finish reason, the usage, and [DONE].
 func stream(w http.ResponseWriter, r *http.Request, rep Reply) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	flusher, _ := w.(http.Flusher)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	sse := sender(w)
+	send := func(v any) { sse("", v) }
 	delta := func(d map[string]any, finish any) {
 		send(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk",
 			"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}})
@@ -187,12 +266,8 @@ func stream(w http.ResponseWriter, r *http.Request, rep Reply) {
 		return
 	}
 	if rep.Text != "" {
-		if rep.Pause != nil {
-			select {
-			case <-rep.Pause:
-			case <-r.Context().Done():
-				return
-			}
+		if !pause(r, rep) {
+			return
 		}
 		delta(map[string]any{"content": rep.Text[half:]}, nil)
 	}

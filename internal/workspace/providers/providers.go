@@ -1,7 +1,8 @@
-// Package providers keeps the workspace's model providers: OpenAI-compatible
-// endpoints that threads call. Each has a name, a base URL (https, or plain
-// http to loopback), whether it streams, the models it offers and a
-// default one, and an API key that is write-only: sealed for the provider
+// Package providers keeps the workspace's model providers: the endpoints
+// that threads call. Each has a name, a base URL (https, or plain http to
+// loopback), the wire API it speaks (OpenAI chat completions, OpenAI
+// Responses or Anthropic Messages: model.Config.WireAPI), whether it
+// streams, the models it offers and a default one, and an API key that is write-only: sealed for the provider
 // and the base URL it was set for, so that a key goes nowhere but the
 // endpoint its owner gave it for, and never back out of the package but to
 // the model client.
@@ -44,7 +45,8 @@ type Provider struct {
 	ID           int64     `json:"id"`
 	Name         string    `json:"name"`
 	BaseURL      string    `json:"base_url"`
-	Stream       bool      `json:"stream"` // false: ask for whole answers (some local servers drop streamed tool calls)
+	WireAPI      string    `json:"wire_api"` // model.WireChat, model.WireResponses or model.WireAnthropic
+	Stream       bool      `json:"stream"`   // false: ask for whole answers (some local servers drop streamed tool calls)
 	DefaultModel string    `json:"default_model"`
 	Models       []string  `json:"models"` // as the endpoint last listed them
 	KeySet       bool      `json:"key_set"`
@@ -91,6 +93,11 @@ func check(p Provider) (Provider, error) {
 		return p, fmt.Errorf("%w: the base URL: %v", ErrInvalid, err)
 	}
 	p.BaseURL = strings.TrimRight(u.String(), "/")
+	wire, err := model.CheckWireAPI(p.WireAPI)
+	if err != nil {
+		return p, fmt.Errorf("%w: wire API %q: want %s", ErrInvalid, p.WireAPI, strings.Join(model.WireAPIs, ", "))
+	}
+	p.WireAPI = wire
 	if len(p.DefaultModel) > model.MaxModelID || strings.ContainsFunc(p.DefaultModel, unicode.IsControl) {
 		return p, fmt.Errorf("%w: default model: at most %d bytes, no control characters", ErrInvalid, model.MaxModelID)
 	}
@@ -125,8 +132,8 @@ func (m *Manager) Save(ctx context.Context, actor string, p Provider, key Key) (
 	dropped := false
 	if p.ID == 0 {
 		action = "provider.create"
-		if err := tx.QueryRowContext(ctx, `INSERT INTO providers (name, base_url, stream, default_model, models, api_key, key_set_by, updated_at)
-			VALUES (?, ?, ?, ?, '[]', NULL, '', ?) RETURNING id`, p.Name, p.BaseURL, p.Stream, p.DefaultModel, now).Scan(&p.ID); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO providers (name, base_url, wire_api, stream, default_model, models, api_key, key_set_by, updated_at)
+			VALUES (?, ?, ?, ?, ?, '[]', NULL, '', ?) RETURNING id`, p.Name, p.BaseURL, p.WireAPI, p.Stream, p.DefaultModel, now).Scan(&p.ID); err != nil {
 			return Provider{}, taken(err)
 		}
 	} else {
@@ -138,8 +145,8 @@ func (m *Manager) Save(ctx context.Context, actor string, p Provider, key Key) (
 		if err != nil {
 			return Provider{}, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE providers SET name = ?, base_url = ?, stream = ?, default_model = ?, updated_at = ? WHERE id = ?`,
-			p.Name, p.BaseURL, p.Stream, p.DefaultModel, now, p.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE providers SET name = ?, base_url = ?, wire_api = ?, stream = ?, default_model = ?, updated_at = ? WHERE id = ?`,
+			p.Name, p.BaseURL, p.WireAPI, p.Stream, p.DefaultModel, now, p.ID); err != nil {
 			return Provider{}, taken(err)
 		}
 		if oldURL != p.BaseURL && !key.Set {
@@ -164,7 +171,7 @@ func (m *Manager) Save(ctx context.Context, actor string, p Provider, key Key) (
 			return Provider{}, err
 		}
 	}
-	detail := map[string]string{"name": p.Name, "base_url": p.BaseURL, "stream": strconv.FormatBool(p.Stream), "default_model": p.DefaultModel}
+	detail := map[string]string{"name": p.Name, "base_url": p.BaseURL, "wire_api": p.WireAPI, "stream": strconv.FormatBool(p.Stream), "default_model": p.DefaultModel}
 	switch {
 	case key.Set && key.Value != "":
 		detail["key"] = "set"
@@ -212,7 +219,7 @@ func (m *Manager) List(ctx context.Context) ([]Provider, error) {
 }
 
 func (m *Manager) list(ctx context.Context, where string, args ...any) ([]Provider, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT id, name, base_url, stream, default_model, models, api_key IS NOT NULL, key_set_by, updated_at FROM providers`+where, args...)
+	rows, err := m.db.QueryContext(ctx, `SELECT id, name, base_url, wire_api, stream, default_model, models, api_key IS NOT NULL, key_set_by, updated_at FROM providers`+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +230,7 @@ func (m *Manager) list(ctx context.Context, where string, args ...any) ([]Provid
 			p               Provider
 			models, updated string
 		)
-		if err := rows.Scan(&p.ID, &p.Name, &p.BaseURL, &p.Stream, &p.DefaultModel, &models, &p.KeySet, &p.KeySetBy, &updated); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.BaseURL, &p.WireAPI, &p.Stream, &p.DefaultModel, &models, &p.KeySet, &p.KeySetBy, &updated); err != nil {
 			return nil, err
 		}
 		json.Unmarshal([]byte(models), &p.Models)
@@ -268,7 +275,7 @@ func (m *Manager) Client(ctx context.Context, id int64) (*model.Client, Provider
 			return nil, Provider{}, fmt.Errorf("provider %q: its API key does not open for %s: set it again", p.Name, p.BaseURL)
 		}
 	}
-	return model.New(model.Config{BaseURL: p.BaseURL, APIKey: key, Model: p.DefaultModel}, m.http), p, nil
+	return model.New(model.Config{BaseURL: p.BaseURL, APIKey: key, Model: p.DefaultModel, WireAPI: p.WireAPI}, m.http), p, nil
 }
 
 // ReachTimeout bounds [Manager.Reach].
@@ -281,10 +288,11 @@ const ReachTimeout = 5 * time.Second
 func (m *Manager) Reach(ctx context.Context, p Provider) error {
 	ctx, cancel := context.WithTimeout(ctx, ReachTimeout)
 	defer cancel()
-	return model.New(model.Config{BaseURL: p.BaseURL}, m.http).Ping(ctx)
+	return model.New(model.Config{BaseURL: p.BaseURL, WireAPI: p.WireAPI}, m.http).Ping(ctx)
 }
 
-// Discover asks provider id's endpoint for its models (GET /models) and
+// Discover asks provider id's endpoint for its models (GET /models, or
+// /v1/models with Anthropic's headers) and
 // saves the list; a default model no longer listed is kept, and shown as
 // such by the caller.
 func (m *Manager) Discover(ctx context.Context, actor string, id int64) (Provider, error) {

@@ -299,6 +299,9 @@ var migrations = []string{
 		PRIMARY KEY (thread_id, plugin_id, tool)
 	);
 	ALTER TABLE thread_approvals ADD COLUMN plugin INTEGER NOT NULL DEFAULT 0;`,
+	// 21: a provider's wire API (package model's Config.WireAPI); those
+	// saved before speak chat completions.
+	`ALTER TABLE providers ADD COLUMN wire_api TEXT NOT NULL DEFAULT 'chat-completions';`,
 }
 
 // Open opens (creating it if need be) the database file at path and
