@@ -42,6 +42,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/zero-dev/zero/internal/model"
 )
 
 // Definition is one agent, parsed, checked and with its defaults filled in.
@@ -99,12 +101,11 @@ const (
 	maxErrorLength = 512
 )
 
-// The wire APIs. They are copies of internal/model's constants, which are
-// being added concurrently; the root package is to point these at them.
+// The wire APIs, as package model names them.
 const (
-	wireChat      = "chat-completions"
-	wireResponses = "responses"
-	wireAnthropic = "anthropic-messages"
+	wireChat      = model.WireChat
+	wireResponses = model.WireResponses
+	wireAnthropic = model.WireAnthropic
 )
 
 // AcceptedPermissions are the permission values a definition may give: none
