@@ -79,8 +79,9 @@ type Agent struct {
 	// Model is the provider; its APIKey is read from the definition's
 	// env_key when the catalog is asked, at spawn time, and goes nowhere but
 	// the model client.
-	Model       model.Config
-	Temperature *float64
+	Model           model.Config
+	Temperature     *float64
+	ReasoningEffort string // sent to the wires that have it
 	// Tools starts the agent's child servers; it is called in the
 	// background, once per run. Nil: the agent has no tools.
 	Tools func(ctx context.Context) (Toolbox, error)

@@ -147,7 +147,7 @@ func (r *run) answer(ctx context.Context, input string) error {
 		res, err := r.client.Chat(ctx, model.Request{
 			Messages:    append([]model.Message{r.system}, r.s.history...),
 			Tools:       r.tools,
-			Temperature: r.s.agent.Temperature,
+			Temperature: r.s.agent.Temperature, ReasoningEffort: r.s.agent.ReasoningEffort,
 		})
 		if err != nil {
 			return errorf(CodeModel, "%v", err)

@@ -67,7 +67,7 @@ func (w *workspaceCatalog) agents() ([]Agent, error) {
 func (w *workspaceCatalog) agent(d definitions.Definition) Agent {
 	a := Agent{Name: d.Name, Description: d.Description, Instructions: d.Instructions, MaxTurns: d.MaxTurns,
 		Model:       model.Config{BaseURL: d.BaseURL, APIKey: w.getenv(d.EnvKey), Model: d.Model, WireAPI: d.WireAPI},
-		Temperature: d.Temperature, Skills: d.Skills}
+		Temperature: d.Temperature, ReasoningEffort: d.ReasoningEffort, Skills: d.Skills}
 	if len(d.Servers) == 0 {
 		if len(d.Tools) > 0 {
 			tools := d.Tools
