@@ -51,7 +51,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"mcp", "skills", dir}, 2, "give the workspace with --workspace"},
 		{[]string{"mcp", "skills", "--workspace", file}, 2, "not a directory"},
 		{[]string{"mcp", "skills", "--isolate"}, 2, "flag --isolate belongs to 'zero mcp shell'"},
-		{[]string{"mcp", "agents"}, 2, "no catalog of agent definitions"},
+		{[]string{"mcp", "agents", "--workspace", file}, 2, "not a directory"},
 		{[]string{"mcp", "agents", dir}, 2, "give the workspace with --workspace"},
 		{[]string{"mcp", "filesystem", "--memory-file", "m.jsonl", dir}, 2, "flag --memory-file belongs to 'zero mcp memory'"},
 		{[]string{"mcp", "filesystem", dir, "--isolate"}, 2, "flag --isolate belongs to 'zero mcp shell'"},
