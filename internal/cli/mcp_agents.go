@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/agents"
+	"github.com/zero-dev/zero/internal/mcpserver/agents/children"
 )
 
 // An agentsSetup builds, for a workspace, what the agents server runs: the
@@ -42,6 +44,9 @@ names.
 		func(fs *flag.FlagSet) configureFunc {
 			workspace := fs.String("workspace", "", "the workspace `DIR` holding the agent definitions (default: the working directory)")
 			return func(args []string, stdio Stdio) (*mcp.Server, func() error, error) {
+				if os.Getenv(children.AgentChildEnv) != "" {
+					return nil, nil, fmt.Errorf("this agents server was started as an agent's child server (%s is set): agents cannot spawn agents", children.AgentChildEnv)
+				}
 				roots, err := openWorkspace(*workspace, args)
 				if err != nil {
 					return nil, nil, err

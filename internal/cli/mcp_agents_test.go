@@ -12,6 +12,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/mcpserver/agents"
+	"github.com/zero-dev/zero/internal/mcpserver/agents/children"
 	"github.com/zero-dev/zero/internal/mcpserver/mcptest"
 	"github.com/zero-dev/zero/internal/model"
 	"github.com/zero-dev/zero/internal/model/modeltest"
@@ -65,5 +66,21 @@ func TestMCPAgentsServes(t *testing.T) {
 	}
 	if gotWorkspace != dir {
 		t.Fatalf("workspace %q, want %q", gotWorkspace, dir)
+	}
+}
+
+// TestMCPAgentsRefusesAsAChild: an agents server started as an agent's
+// child server (children.AgentChildEnv set) refuses to run: agents cannot
+// spawn agents through their children.
+func TestMCPAgentsRefusesAsAChild(t *testing.T) {
+	t.Setenv(children.AgentChildEnv, "1")
+	cmd := mcpAgentsCommand()
+	if err := cmd.Flag.Parse([]string{"--workspace", t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err := cmd.Run(context.Background(), Stdio{In: io.NopCloser(strings.NewReader("")), Out: io.Discard, Err: &stderr}, cmd.Flag.Args())
+	if err == nil || !strings.Contains(err.Error(), "agents cannot spawn agents") {
+		t.Fatalf("run as a child: %v", err)
 	}
 }

@@ -98,7 +98,13 @@ type Config struct {
 	Headers map[string]string // values may hold ${VAR}
 }
 
-// Options configure [Start].
+// AgentChildEnv is set to "1" in every stdio child's environment: an
+// agents server started as an agent's child sees it and refuses to run, so
+// that agents do not spawn agents through their children. (A child that
+// clears its environment before starting one is not stopped by it.)
+const AgentChildEnv = "ZERO_AGENTS_CHILD"
+
+// Options configure a [Set].
 type Options struct {
 	Roots    *fsroot.Set         // the workspace: a stdio child's working directory is its root
 	Getenv   func(string) string // for ${VAR}; a missing (or empty) variable fails the start; nil: none is set

@@ -134,6 +134,7 @@ func TestStdioChild(t *testing.T) {
 	for name, want := range map[string]string{
 		"TOKEN": "TOKEN: set true, 10 bytes", "MODE": "MODE: set true, 5 bytes",
 		"ZERO_PARENT_ONLY": "ZERO_PARENT_ONLY: set false, 0 bytes", "PATH": "PATH: set true",
+		AgentChildEnv: AgentChildEnv + ": set true, 1 bytes",
 	} {
 		if text, _ := f.call(s, "fs", "env", `{"name":"`+name+`"}`); !strings.HasPrefix(text, want) {
 			t.Errorf("env %s: %q, want %q", name, text, want)

@@ -87,6 +87,10 @@ func prepare(c Config, o Options) (plan, error) {
 				return fail("env %s: %w", name, err)
 			}
 		}
+		if _, ok := c.Env[AgentChildEnv]; ok {
+			return fail("env %s: Zero sets it, to tell an agents server started as a child to refuse to run", AgentChildEnv)
+		}
+		env.Set[AgentChildEnv] = "1"
 		p.cmd = &spawn.Cmd{Program: c.Command, Args: c.Args, Dir: ".", Roots: o.Roots, Env: env, Timeout: lifetime,
 			OutputLimit: stderrKept}
 	case c.URL != "":
