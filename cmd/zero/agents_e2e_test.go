@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -413,7 +415,7 @@ func TestAgentsTypeScriptClient(t *testing.T) {
 // the ninth run at once gets capacity_exceeded; send_input with interrupt
 // stops a hanging run, which answers the new input and closes its child;
 // and closing the client ends zero and every child of the runs still
-// hanging.
+// hanging, and each child's own child.
 func TestAgentsTypeScriptLimits(t *testing.T) {
 	requireNode(t)
 	t.Parallel()
@@ -426,7 +428,9 @@ func TestAgentsTypeScriptLimits(t *testing.T) {
 	}, hung)
 	writeAgents(t, dir, map[string]string{
 		"looper": agentDef("looper", ms, 3, toolserver, nil, []string{"t/echo"}),
-		"hanger": agentDef("hanger", ms, 3, toolserver, nil, []string{"t/echo"}),
+		// The toolserver, with a grandchild that outlives it unless its
+		// process group is ended.
+		"hanger": agentDef("hanger", ms, 3, "sh", []string{"-c", `sleep 1000 </dev/null >/dev/null 2>&1 & exec "$0"`, toolserver}, []string{"t/echo"}),
 		"mute":   agentDef("mute", ms, 3, "sleep", []string{"100"}, []string{"t/echo"}),
 	})
 	c := startTSAgents(t, dir, agentKeyVar+"=sk-limits")
@@ -471,8 +475,8 @@ func TestAgentsTypeScriptLimits(t *testing.T) {
 	}
 
 	running := descendants(t, zero)
-	if len(running) != 6 {
-		t.Errorf("zero runs %d processes for 6 hanging runs: %v", len(running), running)
+	if len(running) != 12 {
+		t.Errorf("zero runs %d processes for 6 hanging runs, each a toolserver and a sleep: %v", len(running), running)
 	}
 	code, signal, stderr := c.close(t)
 	if code != float64(0) || signal != nil {
@@ -484,6 +488,9 @@ func TestAgentsTypeScriptLimits(t *testing.T) {
 	for _, pid := range append(running, runningProgram(t, toolserver)...) {
 		if exe, err := os.Readlink("/proc/" + pid + "/exe"); err == nil {
 			t.Errorf("process %s (%s) of a hanging run outlived zero", pid, exe)
+			if n, err := strconv.Atoi(pid); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
 		}
 	}
 }
