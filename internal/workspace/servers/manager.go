@@ -320,8 +320,7 @@ const encoding = 2
 // another program than the saved one, the saved configuration takes the
 // new program (its secrets sealed again, its status untested again).
 func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerprint string, enable bool) (Server, error) {
-	defer m.stop(id)
-	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+	return m.changeStopping(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		p, err := m.preview(ctx, tx, id, cur.config, Secrets{})
 		if err != nil {
 			return "", nil, err
@@ -354,8 +353,7 @@ func (m *Manager) Approve(ctx context.Context, actor string, id int64, fingerpri
 // deleted. A change to any code-relevant field resets the status to
 // untested and approves no tools: the next Test records a new tool set.
 func (m *Manager) Update(ctx context.Context, actor string, id int64, c Config, s Secrets, fingerprint, base string) (Server, error) {
-	defer m.stop(id)
-	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+	return m.changeStopping(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		p, err := m.preview(ctx, tx, id, c, s)
 		if err != nil {
 			return "", nil, err
@@ -507,8 +505,7 @@ func (m *Manager) Enable(ctx context.Context, actor string, id int64, fingerprin
 // Disable switches a server off, and stops it if it runs. It never needs
 // an approval.
 func (m *Manager) Disable(ctx context.Context, actor string, id int64) (Server, error) {
-	defer m.stop(id)
-	return m.change(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
+	return m.changeStopping(ctx, id, actor, func(tx *sql.Tx, cur *row) (string, map[string]string, error) {
 		_, err := tx.ExecContext(ctx, `UPDATE servers SET enabled = 0, updated_at = ? WHERE id = ?`, stamp(m.now()), id)
 		return "server.disable", nil, err
 	})
@@ -683,6 +680,19 @@ func (m *Manager) lockAndLoad(ctx context.Context, tx *sql.Tx, id int64) (*row, 
 // the audit log, with the server's name and the fingerprint of its
 // configuration after it.
 func (m *Manager) change(ctx context.Context, id int64, actor string, fn func(*sql.Tx, *row) (string, map[string]string, error)) (Server, error) {
+	return m.commit(ctx, id, actor, false, fn)
+}
+
+// changeStopping is change for a change that ends what runs of the server
+// (an approval, an edit, a disable): its process is stopped once the
+// change is committed and before it is announced, so that nothing the
+// announcement prompts (a client listing the tools again) runs on the
+// process about to be stopped.
+func (m *Manager) changeStopping(ctx context.Context, id int64, actor string, fn func(*sql.Tx, *row) (string, map[string]string, error)) (Server, error) {
+	return m.commit(ctx, id, actor, true, fn)
+}
+
+func (m *Manager) commit(ctx context.Context, id int64, actor string, stop bool, fn func(*sql.Tx, *row) (string, map[string]string, error)) (Server, error) {
 	tx, err := m.o.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return Server{}, err
@@ -705,6 +715,9 @@ func (m *Manager) change(ctx context.Context, id int64, actor string, fn func(*s
 	}
 	if err := tx.Commit(); err != nil {
 		return Server{}, err
+	}
+	if stop {
+		m.stop(id)
 	}
 	m.changed(id)
 	if action == "server.delete" {
