@@ -21,8 +21,9 @@ import (
 const bwrapPath = "/usr/bin/bwrap"
 
 // bwrapFlags returns the bubblewrap options for a sandbox whose writable
-// directory is workdir (canonical, absolute), showing b too. The probe uses
-// the same flags as every run.
+// directory is workdir (canonical, absolute), shown at at (workdir itself
+// unless [Cmd].WorkAt), as user 65534 when nobody, showing b too. The probe
+// uses the same flags as every run.
 //
 // They follow the recipe verified on these machines, with three changes:
 //   - Debian merges /usr, so binding /usr alone leaves no dynamic loader:
@@ -33,7 +34,8 @@ const bwrapPath = "/usr/bin/bwrap"
 //     of it not every user may read (/etc/shadow, /etc/ssl/private...) is
 //     hidden ([hiddenEtc]): run as root, the sandbox would read it.
 //   - The work directory is bound at its own path, not at /work, so that the
-//     paths a caller sees (and passes as arguments) mean the same inside.
+//     paths a caller sees (and passes as arguments) mean the same inside
+//     (unless the caller asks for another, [Cmd].WorkAt).
 //     It is bound after --tmpfs /tmp, so a work directory under /tmp shows
 //     through the empty tmpfs.
 //
@@ -48,7 +50,7 @@ const bwrapPath = "/usr/bin/bwrap"
 // stays writable inside one of them: the read-only directories, then the
 // read-only files, then the writable paths (a writable path inside a
 // read-only directory stays writable), then the socket.
-func bwrapFlags(workdir string, b binds) []string {
+func bwrapFlags(workdir, at string, nobody bool, b binds) []string {
 	flags := []string{
 		"--unshare-all", // user (when possible), ipc, pid, net, uts, cgroup: no network but an empty loopback
 		"--die-with-parent",
@@ -60,6 +62,9 @@ func bwrapFlags(workdir string, b binds) []string {
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/sbin", "/sbin",
 		"--ro-bind", "/etc", "/etc",
+	}
+	if nobody {
+		flags = append(flags, "--unshare-user", "--uid", "65534", "--gid", "65534")
 	}
 	flags = append(flags, hiddenEtc()...)
 	flags = append(flags,
@@ -77,9 +82,9 @@ func bwrapFlags(workdir string, b binds) []string {
 		flags = append(flags, "--ro-bind", b.socket, b.socket) // connecting needs no write access to the mount
 	}
 	return append(flags,
-		"--bind", workdir, workdir,
+		"--bind", workdir, at,
 		"--remount-ro", "/", // the sandbox's own root, else a writable tmpfs
-		"--chdir", workdir,
+		"--chdir", at,
 	)
 }
 
@@ -237,6 +242,13 @@ func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 			}
 		}
 	}
+	at := p.dir
+	if p.workAt != "" {
+		if err := p.checkWorkAt(); err != nil {
+			return err
+		}
+		at = p.workAt
+	}
 	// p.path has its links resolved (see resolve).
 	visible := fsroot.Within(p.dir, p.path)
 	for _, d := range slices.Concat(shown, p.binds.readOnlyFiles, p.binds.writable) {
@@ -245,19 +257,43 @@ func (p *prepared) sandbox(bwrap string, set map[string]string) error {
 	if !visible {
 		return fmt.Errorf("%w: %s is not visible inside the sandbox (only /usr, /etc, the working directory and the paths given to bind are)", ErrNotFound, p.path)
 	}
+	program := p.path
+	if rel, err := filepath.Rel(p.dir, p.path); err == nil && fsroot.Within(p.dir, p.path) {
+		program = filepath.Join(at, rel)
+	}
 	// The parent's home and temporary directory are not in the sandbox.
 	if _, ok := set["HOME"]; !ok {
-		p.env = setEnv(p.env, "HOME", p.dir)
+		p.env = setEnv(p.env, "HOME", at)
 	}
 	if _, ok := lookupEnv(p.env, "TMPDIR"); ok {
 		if _, ok := set["TMPDIR"]; !ok {
 			p.env = setEnv(p.env, "TMPDIR", "/tmp")
 		}
 	}
-	argv := append([]string{"bwrap"}, bwrapFlags(p.dir, p.binds)...)
-	argv = append(argv, "--", p.path)
+	argv := append([]string{"bwrap"}, bwrapFlags(p.dir, at, p.nobody, p.binds)...)
+	argv = append(argv, "--", program)
 	p.argv = append(argv, p.argv[1:]...)
 	p.path = bwrap
+	return nil
+}
+
+// checkWorkAt checks where the sandbox is to show the work directory: it
+// is bound last, so it may not cover what the sandbox shows on its own or
+// was asked to bind, nor lie in it.
+func (p *prepared) checkWorkAt() error {
+	at := p.workAt
+	if !filepath.IsAbs(at) || strings.IndexByte(at, 0) >= 0 || filepath.Clean(at) != at || at == "/" {
+		return fmt.Errorf("work directory's place %q: not an absolute, clean path below the root", at)
+	}
+	own := slices.Concat(sandboxVisible, kernelDirs, p.binds.readOnlyPaths(), p.binds.writable)
+	if p.binds.socket != "" {
+		own = append(own, p.binds.socket)
+	}
+	for _, o := range own {
+		if fsroot.Within(at, o) || fsroot.Within(o, at) {
+			return fmt.Errorf("work directory's place %s overlaps %s, which the sandbox shows on its own", at, o)
+		}
+	}
 	return nil
 }
 

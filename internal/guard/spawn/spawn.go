@@ -115,6 +115,17 @@ type Cmd struct {
 	ReadOnlyFiles []string
 	Writable      []string
 	Socket        string
+	// WorkAt, when set, is where a Bubblewrap sandbox shows the working
+	// directory, and runs the program, instead of at its own path (a
+	// program in the working directory is run from there): absolute and
+	// clean, and neither holding nor within /usr, /etc, /proc, /dev, /sys
+	// or a path given to bind. Not used without isolation.
+	WorkAt string
+	// Nobody, with Bubblewrap, runs the child in a user namespace of its
+	// own as user and group 65534 (nobody) instead of the caller's: run as
+	// root, the child is otherwise root, without capabilities. Not used
+	// without isolation.
+	Nobody bool
 	// Limits, when set, bound the memory, CPU and processes of the child
 	// and everything it starts, under cgroups (v2 where the host has it,
 	// v1 otherwise); where no hierarchy is writable nothing runs and the
@@ -203,7 +214,9 @@ type prepared struct {
 	timeout   time.Duration
 	limit     int
 	isolation Isolation
-	binds     binds // what the sandbox shows besides /usr, /etc and dir
+	binds     binds  // what the sandbox shows besides /usr, /etc and dir
+	workAt    string // where the sandbox shows dir; "" at its own path
+	nobody    bool   // the sandbox runs the child as 65534 in its own user namespace
 	limits    *Limits
 }
 
@@ -265,6 +278,7 @@ func prepare(c Cmd) (*prepared, error) {
 		if p.binds, err = checkBinds(c); err != nil {
 			return nil, err
 		}
+		p.workAt, p.nobody = c.WorkAt, c.Nobody
 		if err := p.sandbox(isolation.bwrap, c.Env.Set); err != nil {
 			return nil, err
 		}
