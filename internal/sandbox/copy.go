@@ -49,16 +49,17 @@ func scratchCopy(workspace string, b copyBounds) (dir string, remove func(), err
 	if err != nil {
 		return "", nil, fmt.Errorf("scratch copy: %w", err)
 	}
-	remove = func() { os.RemoveAll(tmp) }
+	cleanup := func() { os.RemoveAll(tmp) }
 	defer func() {
 		if err != nil {
-			remove()
+			cleanup()
 		}
 	}()
-	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+	real, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
 		return "", nil, fmt.Errorf("scratch copy: %w", err)
 	}
-	dir = filepath.Join(tmp, "work")
+	dir = filepath.Join(real, "work")
 	if err := os.Mkdir(dir, top.Mode().Perm()); err != nil {
 		return "", nil, fmt.Errorf("scratch copy: %w", err)
 	}
@@ -74,7 +75,7 @@ func scratchCopy(workspace string, b copyBounds) (dir string, remove func(), err
 	if err := fs.WalkDir(src.FS(), ".", c.visit); err != nil {
 		return "", nil, fmt.Errorf("scratch copy of %s: %w", workspace, err)
 	}
-	return dir, remove, nil
+	return dir, cleanup, nil
 }
 
 // copier copies one workspace, counting down its bounds.
