@@ -53,11 +53,16 @@ type RunscRunner struct {
 }
 
 // runscMemory and runscPids are what runsc itself needs, on top of the
-// guest's limits: memory of the Sentry and the gofer (measured: about 40
-// MiB for a no-op guest) and their host threads (measured: about 40).
+// guest's limits: memory of runsc, the Sentry and the gofer (about 60 MiB
+// of RSS for a no-op guest) and their host threads (about 35 measured,
+// doubled for a loaded machine). Each guest task takes host threads too (a
+// tracing Sentry thread and a stub thread, and more under load: 2 a task
+// let a loaded machine's Sentry die first), so the host's pids limit is
+// 4 a task: the guest's own limit is RLIMIT_NPROC, in gVisor's kernel; the
+// host's is the backstop.
 const (
 	runscMemory = 64 << 20
-	runscPids   = 64
+	runscPids   = 128
 )
 
 // Backend is Runsc.
@@ -163,12 +168,16 @@ func (r RunscRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	run.Limits = &spawn.Limits{
 		MemoryBytes: limits.MemoryBytes + runscMemory,
 		CPUPercent:  limits.CPUPercent,
-		Pids:        2*limits.Pids + runscPids,
+		Pids:        4*limits.Pids + runscPids,
 	}
-	// Whatever happened, the container goes: a run that was killed leaves
-	// its state behind, which delete -force removes (with what it names).
-	defer spawn.Run(context.WithoutCancel(ctx), cmd(10*time.Second, "delete", "-force", id))
 	out, err := spawn.Run(ctx, run)
+	// A run that ended on its own has removed its container; one that was
+	// killed, or failed (runsc's own errors exit 128), may have left it,
+	// which delete -force removes, with what it names. (Its processes are
+	// already gone: spawn killed what was left in the cgroup.)
+	if err != nil || out.TimedOut || out.MemoryKilled || out.Signal != "" || out.ExitCode >= 128 {
+		spawn.Run(context.WithoutCancel(ctx), cmd(10*time.Second, "delete", "-force", id))
+	}
 	if err != nil {
 		return res, fmt.Errorf("runsc: %w", err)
 	}
