@@ -1,0 +1,261 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// requireRunsc skips the test where runsc cannot run a guest, unless
+// ZERO_REQUIRE_RUNSC is set (scripts/test sets it): then it fails.
+func requireRunsc(t testing.TB) RunscRunner {
+	t.Helper()
+	r := RunscRunner{}
+	if err := r.Probe(context.Background()); err != nil {
+		if os.Getenv("ZERO_REQUIRE_RUNSC") != "" {
+			t.Fatalf("runsc is required (ZERO_REQUIRE_RUNSC) but unusable: %v", err)
+		}
+		t.Skipf("runsc unusable here: %v", err)
+	}
+	return r
+}
+
+// runscWorkspace is a fresh canonical workspace holding the test payload
+// (testdata/runscpayload, built static) at /work/payload.
+func runscWorkspace(t testing.TB) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(ws, "payload"), "./testdata/runscpayload")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the payload: %v\n%s", err, out)
+	}
+	return ws
+}
+
+// runPayload runs the payload with args in a guest on ws, and checks that
+// the Result names runsc.
+func runPayload(t *testing.T, r RunscRunner, ws string, g Guest, args ...string) Result {
+	t.Helper()
+	g.Argv = append([]string{"/work/payload"}, args...)
+	g.Workspace = ws
+	res, err := r.Run(context.Background(), g)
+	if err != nil {
+		t.Fatalf("%s: %v", args, err)
+	}
+	if res.Backend != Runsc {
+		t.Errorf("%s: the result names %q, want runsc", args, res.Backend)
+	}
+	return res
+}
+
+// TestRunscNetwork: a guest cannot reach a loopback TCP server the test
+// started, which the same program reaches from the host.
+func TestRunscNetwork(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	if out, err := exec.Command(filepath.Join(ws, "payload"), "dial", addr).CombinedOutput(); err != nil {
+		t.Fatalf("the payload cannot reach the server from the host either: %v %s", err, out)
+	}
+	before := accepted.Load()
+	res := runPayload(t, r, ws, Guest{}, "dial", addr)
+	ln.Close()
+	if res.ExitCode == 0 || accepted.Load() != before {
+		t.Errorf("the guest reached %s: exit %d, %s%s", addr, res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
+// TestRunscFiles: a guest reads its workspace but not a canary outside it
+// (in a fake $ZERO_HOME), nor the host's /etc.
+func TestRunscFiles(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	home := t.TempDir()
+	canary := filepath.Join(home, "secret.txt")
+	if err := os.WriteFile(canary, []byte("canary-file-7f3a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("mine-9b1c"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := runPayload(t, r, ws, Guest{}, "read", "/work/mine.txt"); res.ExitCode != 0 || string(res.Stdout) != "mine-9b1c" {
+		t.Errorf("the guest cannot read its workspace: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, p := range []string{canary, "/etc/hostname", "/etc/passwd"} {
+		res := runPayload(t, r, ws, Guest{}, "read", p)
+		if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "canary-file-7f3a") {
+			t.Errorf("the guest read %s: exit %d, %q", p, res.ExitCode, res.Stdout)
+		}
+	}
+}
+
+// TestRunscEnvironment: a guest sees none of the test process's
+// environment, a secret included: only PATH and HOME.
+func TestRunscEnvironment(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	t.Setenv("ZERO_TEST_SECRET", "canary-env-5d2e")
+	res := runPayload(t, r, ws, Guest{}, "env")
+	env := strings.Fields(string(res.Stdout))
+	slices.Sort(env)
+	if res.ExitCode != 0 || !slices.Equal(env, []string{"HOME=/work", "PATH=/usr/bin:/bin"}) {
+		t.Errorf("the guest's environment: exit %d, %q %s", res.ExitCode, env, res.Stderr)
+	}
+}
+
+// TestRunscUser: a guest runs as 65534:65534, with what it reads on stdin.
+func TestRunscUser(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	if res := runPayload(t, r, ws, Guest{}, "id"); strings.TrimSpace(string(res.Stdout)) != "65534 65534" {
+		t.Errorf("the guest runs as %q (exit %d, %s), want 65534 65534", res.Stdout, res.ExitCode, res.Stderr)
+	}
+	if res := runPayload(t, r, ws, Guest{Stdin: []byte("stdin-4c8d")}, "cat"); string(res.Stdout) != "stdin-4c8d" {
+		t.Errorf("the guest read %q from stdin (%s)", res.Stdout, res.Stderr)
+	}
+}
+
+// TestRunscWrites: a guest writes in /work and nowhere else but its own
+// /tmp (the root and /usr are read-only); a scratch copy (Copy) is thrown
+// away with the guest, a bind keeps what the guest wrote.
+func TestRunscWrites(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	for _, p := range []string{"/x", "/usr/zero-canary", "/usr/bin/zero-canary", "/proc/zero-canary"} {
+		if res := runPayload(t, r, ws, Guest{}, "write", p); res.ExitCode == 0 {
+			t.Errorf("the guest wrote %s: %s", p, res.Stdout)
+		}
+	}
+	if _, err := os.Lstat("/usr/zero-canary"); err == nil {
+		t.Error("/usr/zero-canary exists on the host")
+	}
+	if res := runPayload(t, r, ws, Guest{}, "write", "/tmp/x"); res.ExitCode != 0 {
+		t.Errorf("the guest cannot write its /tmp: %s", res.Stderr)
+	}
+	res := runPayload(t, r, ws, Guest{Copy: true}, "write", "/work/copied.txt")
+	if res.ExitCode != 0 {
+		t.Errorf("the guest cannot write its scratch copy: %s", res.Stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "copied.txt")); err == nil {
+		t.Error("a write to the scratch copy reached the workspace")
+	}
+	if res := runPayload(t, r, ws, Guest{}, "write", "/work/bound.txt"); res.ExitCode != 0 {
+		t.Errorf("the guest cannot write its workspace: %s", res.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "bound.txt")); err != nil || string(b) != "written" {
+		t.Errorf("a write to the bound workspace is not there: %q %v", b, err)
+	}
+}
+
+// TestRunscMemoryLimit: a guest that allocates past its memory limit is
+// killed, and the Result says so; one that stays under it runs.
+func TestRunscMemoryLimit(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	limits := Limits{MemoryBytes: 64 << 20}
+	if res := runPayload(t, r, ws, Guest{Limits: limits}, "alloc", "16"); res.ExitCode != 0 || res.MemoryKilled {
+		t.Errorf("16 MiB under a 64 MiB limit: exit %d, killed %v, %s", res.ExitCode, res.MemoryKilled, res.Stderr)
+	}
+	res := runPayload(t, r, ws, Guest{Limits: limits}, "alloc", "1024")
+	if !res.MemoryKilled || res.ExitCode != -1 || strings.Contains(string(res.Stdout), "allocated") {
+		t.Errorf("1 GiB under a 64 MiB limit: exit %d, killed %v, %s%s", res.ExitCode, res.MemoryKilled, res.Stdout, res.Stderr)
+	}
+}
+
+// TestRunscPidsLimit: a guest that starts processes in a loop is stopped
+// well short of its goal, and ends.
+func TestRunscPidsLimit(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	res := runPayload(t, r, ws, Guest{Limits: Limits{Pids: 16, Wall: 60 * time.Second}}, "spawn", "1000")
+	t.Logf("exit %d: %s%s", res.ExitCode, res.Stdout, res.Stderr[:min(len(res.Stderr), 600)])
+	var started int
+	var rest string
+	if _, err := fmt.Sscanf(string(res.Stdout), "started %d %s", &started, &rest); err != nil || res.ExitCode != 0 || started >= 16 {
+		t.Errorf("the process limit did not hold: exit %d, timed out %v, %q", res.ExitCode, res.TimedOut, res.Stdout)
+	}
+}
+
+// TestRunscCleanup: a guest killed at its wall-time limit leaves nothing
+// behind: no bundle or state folder, no process.
+func TestRunscCleanup(t *testing.T) {
+	r := requireRunsc(t)
+	ws := runscWorkspace(t)
+	// Not t.TempDir(): its long path makes runsc's socket paths too long.
+	tmp, err := os.MkdirTemp("/tmp", "zr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+	res := runPayload(t, r, ws, Guest{Limits: Limits{Wall: 2 * time.Second}}, "sleep")
+	if !res.TimedOut || res.ExitCode != -1 {
+		t.Errorf("a guest that never ends: timed out %v, exit %d, %s", res.TimedOut, res.ExitCode, res.Stderr)
+	}
+	runPayload(t, r, ws, Guest{Copy: true}, "true")
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left behind in TMPDIR: %v", left)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), tmp) {
+			t.Errorf("a process is left: %s: %q", p, b)
+		}
+	}
+}
+
+// TestRunscProbe: the probe passes here, and refuses a missing runsc.
+func TestRunscProbe(t *testing.T) {
+	requireRunsc(t)
+	err := RunscRunner{Program: "/nonexistent/runsc"}.Probe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/runsc") {
+		t.Errorf("a missing runsc: %v", err)
+	}
+}
+
+// BenchmarkRunscGuest: the start-up of one guest running a no-op static
+// program, from Run to its return.
+func BenchmarkRunscGuest(b *testing.B) {
+	r := requireRunsc(b)
+	ws := runscWorkspace(b)
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res, err := r.Run(context.Background(), Guest{Argv: []string{"/work/payload", "true"}, Workspace: ws})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%v %d %s", err, res.ExitCode, res.Stderr)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	ms := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))]) / 1e6 }
+	b.ReportMetric(ms(0.5), "median-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+}
