@@ -120,7 +120,7 @@ func firstLine(b []byte) string {
 // bundle, before it returns.
 func (r RunscRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	res := Result{Backend: Runsc}
-	if err := checkGuest(g); err != nil {
+	if err := g.check(); err != nil {
 		return res, err
 	}
 	limits := g.Limits.WithDefaults()
@@ -135,10 +135,12 @@ func (r RunscRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	}
 	work := g.Workspace
 	if g.Copy {
-		work = filepath.Join(dir, "work")
-		if err := copyTree(g.Workspace, work); err != nil {
-			return res, fmt.Errorf("runsc scratch copy: %w", err)
+		copied, remove, err := scratchCopy(g.Workspace, defaultCopyBounds)
+		if err != nil {
+			return res, err
 		}
+		defer remove()
+		work = copied
 	}
 	bundle, state := filepath.Join(dir, "bundle"), filepath.Join(dir, "state")
 	if err := writeBundle(bundle, runscSpec(g, work, limits)); err != nil {
@@ -191,27 +193,6 @@ func (r RunscRunner) Run(ctx context.Context, g Guest) (Result, error) {
 		res.ExitCode = -1
 	}
 	return res, nil
-}
-
-// checkGuest refuses a guest Run cannot run as asked.
-func checkGuest(g Guest) error {
-	if len(g.Argv) == 0 || !filepath.IsAbs(g.Argv[0]) {
-		return fmt.Errorf("guest program %q: want an absolute path inside the guest", strings.Join(g.Argv[:min(len(g.Argv), 1)], ""))
-	}
-	if !filepath.IsAbs(g.Workspace) {
-		return fmt.Errorf("guest workspace %q: not absolute", g.Workspace)
-	}
-	canonical, err := filepath.EvalSymlinks(g.Workspace)
-	if err != nil {
-		return fmt.Errorf("guest workspace: %w", err)
-	}
-	if canonical != filepath.Clean(g.Workspace) {
-		return fmt.Errorf("guest workspace %q: not canonical (it is %q)", g.Workspace, canonical)
-	}
-	if fi, err := os.Stat(canonical); err != nil || !fi.IsDir() {
-		return fmt.Errorf("guest workspace %q: not a directory", g.Workspace)
-	}
-	return nil
 }
 
 func randomID() string {
