@@ -1,0 +1,399 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopDockerd()
+	os.Exit(code)
+}
+
+// testDaemon is the dockerd this test run started, once, with its image.
+var testDaemon struct {
+	once  sync.Once
+	dir   string
+	cmd   *exec.Cmd
+	done  chan struct{} // closed when cmd has exited
+	host  string
+	image string
+	err   error
+}
+
+const testImage = "zero-test/payload:1"
+
+// startDockerd starts a daemon of its own under a short /tmp path: no
+// bridge, no iptables, overlay2 (vfs where overlay2 fails), and the runsc
+// runtime registered on the ptrace platform; then builds the test image
+// from the payload.
+func startDockerd() error {
+	dockerd, err := exec.LookPath("dockerd")
+	if err != nil {
+		return fmt.Errorf("no dockerd: %w", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "zd")
+	if err != nil {
+		return err
+	}
+	testDaemon.dir = dir
+	conf, _ := json.Marshal(map[string]any{"runtimes": map[string]any{
+		"runsc": map[string]any{"path": RunscProgram, "runtimeArgs": []string{"--platform=ptrace", "--network=none"}},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), conf, 0o644); err != nil {
+		return err
+	}
+	sock := filepath.Join(dir, "docker.sock")
+	testDaemon.host = "unix://" + sock
+	var why []string
+	for _, driver := range []string{"overlay2", "vfs"} {
+		log, err := os.Create(filepath.Join(dir, "dockerd-"+driver+".log"))
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(dockerd, "--config-file="+filepath.Join(dir, "daemon.json"),
+			"--data-root="+filepath.Join(dir, "data"), "--exec-root="+filepath.Join(dir, "exec"),
+			"--pidfile="+filepath.Join(dir, "dockerd.pid"), "-H", testDaemon.host,
+			"--bridge=none", "--iptables=false", "--ip6tables=false", "--storage-driver="+driver)
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); log.Close(); close(exited) }()
+		r := DockerRunner{Host: testDaemon.host}
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Time{}
+				continue
+			default:
+			}
+			if _, err := r.call(context.Background(), 5*time.Second, "version"); err == nil {
+				testDaemon.cmd, testDaemon.done = cmd, exited
+				return buildTestImage(r)
+			}
+			select {
+			case <-exited:
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		b, _ := os.ReadFile(log.Name())
+		why = append(why, driver+": "+lastLines(string(b)))
+	}
+	return fmt.Errorf("dockerd did not start: %s", strings.Join(why, "; "))
+}
+
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-3):], " | ")
+}
+
+// buildTestImage builds testImage holding the static payload.
+func buildTestImage(r DockerRunner) error {
+	dir, err := os.MkdirTemp("", "zero-payload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "payload")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/runscpayload")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the payload: %v\n%s", err, out)
+	}
+	r.Image = testImage
+	testDaemon.image = testImage
+	return r.EnsureImage(context.Background(), bin)
+}
+
+// stopDockerd stops the daemon, if this run started one, and removes its
+// folder.
+func stopDockerd() {
+	if testDaemon.cmd != nil {
+		testDaemon.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-testDaemon.done:
+		case <-time.After(20 * time.Second):
+			syscall.Kill(-testDaemon.cmd.Process.Pid, syscall.SIGKILL)
+			<-testDaemon.done
+		}
+	}
+	if testDaemon.dir != "" {
+		syscall.Unmount(filepath.Join(testDaemon.dir, "data"), syscall.MNT_DETACH)
+		os.RemoveAll(testDaemon.dir)
+	}
+}
+
+// requireDocker returns a runner of the test daemon with runtime (""
+// or "runsc"), whose probe passes; it skips where dockerd is missing or
+// unusable, unless ZERO_REQUIRE_DOCKER is set: then it fails.
+func requireDocker(t testing.TB, runtime string) DockerRunner {
+	t.Helper()
+	testDaemon.once.Do(func() { testDaemon.err = startDockerd() })
+	r := DockerRunner{Host: testDaemon.host, Runtime: runtime, Image: testImage, ProbeArgv: []string{DockerGuestProgram, "true"}}
+	err := testDaemon.err
+	if err == nil {
+		err = r.Probe(context.Background())
+	}
+	if err != nil {
+		if os.Getenv("ZERO_REQUIRE_DOCKER") != "" {
+			t.Fatalf("docker (%q) is required (ZERO_REQUIRE_DOCKER) but unusable: %v", runtime, err)
+		}
+		t.Skipf("docker (%q) unusable here: %v", runtime, err)
+	}
+	return r
+}
+
+// dockerRuntimes runs f for docker and for docker-runsc.
+func dockerRuntimes(t *testing.T, f func(t *testing.T, r DockerRunner)) {
+	for _, rt := range []string{"", "runsc"} {
+		t.Run(string(DockerRunner{Runtime: rt}.Backend()), func(t *testing.T) {
+			f(t, requireDocker(t, rt))
+		})
+	}
+}
+
+// dockerWorkspace is a fresh canonical workspace, its folder open to the
+// guest's user (a bind keeps the owner and mode of the host's folder).
+func dockerWorkspace(t *testing.T) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// runGuest runs the image's payload with args on ws, and checks that the
+// Result names r's backend.
+func runGuest(t *testing.T, r DockerRunner, ws string, g Guest, args ...string) Result {
+	t.Helper()
+	g.Argv = append([]string{DockerGuestProgram}, args...)
+	g.Workspace = ws
+	res, err := r.Run(context.Background(), g)
+	if err != nil {
+		t.Fatalf("%s: %v", args, err)
+	}
+	if res.Backend != r.Backend() {
+		t.Errorf("%s: the result names %q, want %q", args, res.Backend, r.Backend())
+	}
+	return res
+}
+
+// TestDockerNetwork: a guest cannot reach a loopback TCP server the test
+// started.
+func TestDockerNetwork(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		var accepted atomic.Int32
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}()
+		res := runGuest(t, r, dockerWorkspace(t), Guest{}, "dial", ln.Addr().String())
+		if res.ExitCode == 0 || accepted.Load() != 0 || !strings.Contains(string(res.Stderr), "dial") {
+			t.Errorf("the guest reached %s: exit %d, %s%s", ln.Addr(), res.ExitCode, res.Stdout, res.Stderr)
+		}
+	})
+}
+
+// TestDockerFiles: a guest reads its workspace but not a canary outside it,
+// nor the host's /etc.
+func TestDockerFiles(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ws := dockerWorkspace(t)
+		canary := filepath.Join(t.TempDir(), "secret.txt")
+		if err := os.WriteFile(canary, []byte("canary-file-7f3a"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("mine-9b1c"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if res := runGuest(t, r, ws, Guest{}, "read", "/work/mine.txt"); res.ExitCode != 0 || string(res.Stdout) != "mine-9b1c" {
+			t.Errorf("the guest cannot read its workspace: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		for _, p := range []string{canary, "/etc/passwd", "/usr/bin/true"} {
+			res := runGuest(t, r, ws, Guest{}, "read", p)
+			if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "canary-file-7f3a") {
+				t.Errorf("the guest read %s: exit %d, %q", p, res.ExitCode, res.Stdout)
+			}
+		}
+	})
+}
+
+// TestDockerEnvironment: a guest sees none of the test process's
+// environment: PATH, HOME and Docker's HOSTNAME only.
+func TestDockerEnvironment(t *testing.T) {
+	t.Setenv("ZERO_TEST_SECRET", "canary-env-5d2e")
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		res := runGuest(t, r, dockerWorkspace(t), Guest{}, "env")
+		env := strings.Fields(string(res.Stdout))
+		var names []string
+		for _, kv := range env {
+			name, _, _ := strings.Cut(kv, "=")
+			if name != "PATH" && name != "HOME" && name != "HOSTNAME" {
+				names = append(names, kv)
+			}
+		}
+		if res.ExitCode != 0 || len(env) == 0 || len(names) > 0 || strings.Contains(string(res.Stdout), "canary-env") {
+			t.Errorf("the guest's environment: exit %d, %q %s", res.ExitCode, env, res.Stderr)
+		}
+	})
+}
+
+// TestDockerUser: a guest runs as 65534:65534, with what it reads on stdin.
+func TestDockerUser(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ws := dockerWorkspace(t)
+		if res := runGuest(t, r, ws, Guest{}, "id"); strings.TrimSpace(string(res.Stdout)) != "65534 65534" {
+			t.Errorf("the guest runs as %q (exit %d, %s), want 65534 65534", res.Stdout, res.ExitCode, res.Stderr)
+		}
+		if res := runGuest(t, r, ws, Guest{Stdin: []byte("stdin-4c8d")}, "cat"); string(res.Stdout) != "stdin-4c8d" {
+			t.Errorf("the guest read %q from stdin (%s)", res.Stdout, res.Stderr)
+		}
+	})
+}
+
+// TestDockerWrites: a guest writes in /work and its /tmp only; a scratch
+// copy is thrown away with the guest, a bind keeps what it wrote.
+func TestDockerWrites(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ws := dockerWorkspace(t)
+		for _, p := range []string{"/x", "/guest", "/proc/zero-canary", "/etc/zero-canary"} {
+			if res := runGuest(t, r, ws, Guest{}, "write", p); res.ExitCode == 0 {
+				t.Errorf("the guest wrote %s: %s", p, res.Stdout)
+			}
+		}
+		if res := runGuest(t, r, ws, Guest{}, "write", "/tmp/x"); res.ExitCode != 0 {
+			t.Errorf("the guest cannot write its /tmp: %s", res.Stderr)
+		}
+		if res := runGuest(t, r, ws, Guest{Copy: true}, "write", "/work/copied.txt"); res.ExitCode != 0 {
+			t.Errorf("the guest cannot write its scratch copy: %s", res.Stderr)
+		}
+		if _, err := os.Lstat(filepath.Join(ws, "copied.txt")); err == nil {
+			t.Error("a write to the scratch copy reached the workspace")
+		}
+		if res := runGuest(t, r, ws, Guest{}, "write", "/work/bound.txt"); res.ExitCode != 0 {
+			t.Errorf("the guest cannot write its workspace: %s", res.Stderr)
+		}
+		if b, err := os.ReadFile(filepath.Join(ws, "bound.txt")); err != nil || string(b) != "written" {
+			t.Errorf("a write to the bound workspace is not there: %q %v", b, err)
+		}
+	})
+}
+
+// TestDockerMemoryLimit: a guest that allocates past its memory limit is
+// killed and the Result says so; one under it runs.
+func TestDockerMemoryLimit(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ws := dockerWorkspace(t)
+		limits := Limits{MemoryBytes: 64 << 20}
+		if res := runGuest(t, r, ws, Guest{Limits: limits}, "alloc", "16"); res.ExitCode != 0 || res.MemoryKilled {
+			t.Errorf("16 MiB under a 64 MiB limit: exit %d, killed %v, %s", res.ExitCode, res.MemoryKilled, res.Stderr)
+		}
+		res := runGuest(t, r, ws, Guest{Limits: limits}, "alloc", "1024")
+		if !res.MemoryKilled || res.ExitCode != -1 || strings.Contains(string(res.Stdout), "allocated") {
+			t.Errorf("1 GiB under a 64 MiB limit: exit %d, killed %v, %s%s", res.ExitCode, res.MemoryKilled, res.Stdout, res.Stderr)
+		}
+	})
+}
+
+// TestDockerPidsLimit: a guest that starts processes in a loop is stopped
+// short of its goal, and ends.
+func TestDockerPidsLimit(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		res := runGuest(t, r, dockerWorkspace(t), Guest{Limits: Limits{Pids: 16, Wall: 60 * time.Second}}, "spawn", "1000")
+		var started int
+		var rest string
+		if _, err := fmt.Sscanf(string(res.Stdout), "started %d %s", &started, &rest); err != nil || res.ExitCode != 0 || started >= 16 {
+			t.Errorf("the process limit did not hold: exit %d, timed out %v, %q %s", res.ExitCode, res.TimedOut, res.Stdout, res.Stderr)
+		}
+	})
+}
+
+// TestDockerCleanup: a guest killed at its wall-time limit, like one that
+// ended, leaves no container behind.
+func TestDockerCleanup(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		ws := dockerWorkspace(t)
+		res := runGuest(t, r, ws, Guest{Limits: Limits{Wall: 3 * time.Second}}, "sleep")
+		if !res.TimedOut || res.ExitCode != -1 {
+			t.Errorf("a guest that never ends: timed out %v, exit %d, %s", res.TimedOut, res.ExitCode, res.Stderr)
+		}
+		runGuest(t, r, ws, Guest{Copy: true}, "true")
+		left, err := r.call(context.Background(), 10*time.Second, "ps", "-a", "-q")
+		if err != nil || strings.TrimSpace(left) != "" {
+			t.Errorf("containers left: %q %v", left, err)
+		}
+	})
+}
+
+// TestDockerProbe: the probe refuses a daemon that does not answer, and
+// one without the runtime asked for.
+func TestDockerProbe(t *testing.T) {
+	r := requireDocker(t, "")
+	bad := r
+	bad.Host = "unix:///nonexistent/docker.sock"
+	if err := bad.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), "daemon") {
+		t.Errorf("a daemon that is not there: %v", err)
+	}
+	bad = r
+	bad.Runtime = "zero-no-such-runtime"
+	if err := bad.Probe(context.Background()); err == nil {
+		t.Error("a runtime the daemon lacks passed the probe")
+	}
+}
+
+// BenchmarkDockerGuest: the start-up of one guest running a no-op static
+// program, from Run to its return, with runc and with runsc.
+func BenchmarkDockerGuest(b *testing.B) {
+	for _, rt := range []string{"", "runsc"} {
+		b.Run(string(DockerRunner{Runtime: rt}.Backend()), func(b *testing.B) {
+			r := requireDocker(b, rt)
+			ws, err := filepath.EvalSymlinks(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var took []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				res, err := r.Run(context.Background(), Guest{Argv: []string{DockerGuestProgram, "true"}, Workspace: ws})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%v %d %s", err, res.ExitCode, res.Stderr)
+				}
+				took = append(took, time.Since(start))
+			}
+			reportQuantiles(b, took)
+		})
+	}
+}
