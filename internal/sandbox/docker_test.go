@@ -200,8 +200,8 @@ func runGuest(t *testing.T, r DockerRunner, ws string, g Guest, args ...string) 
 	return res
 }
 
-// TestDockerNetwork: a guest cannot reach a loopback TCP server the test
-// started.
+// TestDockerNetwork: a guest has a loopback only, and cannot reach a
+// loopback TCP server the test started.
 func TestDockerNetwork(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -220,7 +220,11 @@ func TestDockerNetwork(t *testing.T) {
 				c.Close()
 			}
 		}()
-		res := runGuest(t, r, dockerWorkspace(t), Guest{}, "dial", ln.Addr().String())
+		ws := dockerWorkspace(t)
+		if res := runGuest(t, r, ws, Guest{}, "ifaces"); res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "lo" {
+			t.Errorf("the guest's interfaces: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		res := runGuest(t, r, ws, Guest{}, "dial", ln.Addr().String())
 		if res.ExitCode == 0 || accepted.Load() != 0 || !strings.Contains(string(res.Stderr), "dial") {
 			t.Errorf("the guest reached %s: exit %d, %s%s", ln.Addr(), res.ExitCode, res.Stdout, res.Stderr)
 		}
@@ -297,10 +301,15 @@ func TestDockerWrites(t *testing.T) {
 		if res := runGuest(t, r, ws, Guest{}, "write", "/tmp/x"); res.ExitCode != 0 {
 			t.Errorf("the guest cannot write its /tmp: %s", res.Stderr)
 		}
-		if res := runGuest(t, r, ws, Guest{Copy: true}, "write", "/work/copied.txt"); res.ExitCode != 0 {
+		// The copy of a workspace only its owner may write is the guest's.
+		private, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := runGuest(t, r, private, Guest{Copy: true}, "write", "/work/copied.txt"); res.ExitCode != 0 {
 			t.Errorf("the guest cannot write its scratch copy: %s", res.Stderr)
 		}
-		if _, err := os.Lstat(filepath.Join(ws, "copied.txt")); err == nil {
+		if _, err := os.Lstat(filepath.Join(private, "copied.txt")); err == nil {
 			t.Error("a write to the scratch copy reached the workspace")
 		}
 		if res := runGuest(t, r, ws, Guest{}, "write", "/work/bound.txt"); res.ExitCode != 0 {

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: runscpayload true|dial ADDR|read PATH|write PATH|env|id|alloc MIB|spawn N|hold|cat|sleep")
+		fail("usage: runscpayload true|dial ADDR|read PATH|write PATH|env|id|alloc MIB|spawn N|hold|cat|sleep|ifaces")
 	}
 	arg := func(i int) string {
 		if len(os.Args) <= i {
@@ -73,6 +73,14 @@ func main() {
 			}
 		}
 		fmt.Println("started", started, err)
+	case "ifaces": // print the network interfaces' names
+		ifs, err := net.Interfaces()
+		if err != nil {
+			fail("interfaces: %v", err)
+		}
+		for _, i := range ifs {
+			fmt.Println(i.Name)
+		}
 	case "cat": // copy stdin to stdout
 		io.Copy(os.Stdout, os.Stdin)
 	case "sleep": // never end
