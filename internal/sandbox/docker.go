@@ -218,6 +218,10 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	if r.Image == "" {
 		return res, fmt.Errorf("%s: no image", res.Backend)
 	}
+	if strings.Contains(g.Workspace, ":") {
+		// docker run -v would read what follows as another field.
+		return res, fmt.Errorf("%s: a workspace path with a colon: %s", res.Backend, g.Workspace)
+	}
 	limits := g.Limits.WithDefaults()
 	work := g.Workspace
 	if g.Copy {

@@ -383,6 +383,25 @@ func TestDockerProbe(t *testing.T) {
 	}
 }
 
+// TestDockerColon: a workspace whose path holds a colon, which docker run
+// -v would split into another field (such as a mount's options), is
+// refused and nothing runs.
+func TestDockerColon(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "a:ro")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := DockerRunner{Host: "unix:///nonexistent/docker.sock", Image: testImage}
+	_, err = r.Run(context.Background(), Guest{Argv: []string{DockerGuestProgram, "true"}, Workspace: ws})
+	if err == nil || !strings.Contains(err.Error(), "colon") {
+		t.Errorf("a workspace with a colon: %v", err)
+	}
+}
+
 // BenchmarkDockerGuest: the start-up of one guest running a no-op static
 // program, from Run to its return, with runc and with runsc.
 func BenchmarkDockerGuest(b *testing.B) {
