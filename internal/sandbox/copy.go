@@ -29,6 +29,15 @@ type copyBounds struct {
 
 var defaultCopyBounds = copyBounds{MaxCopyBytes, MaxCopyFiles}
 
+// workFolder is what g sees at /work: its workspace, or a fresh scratch
+// copy of it (Copy); done removes the copy.
+func (g Guest) workFolder() (work string, done func(), err error) {
+	if !g.Copy {
+		return g.Workspace, func() {}, nil
+	}
+	return scratchCopy(g.Workspace, defaultCopyBounds)
+}
+
 // scratchCopy copies the folder workspace into a fresh temporary folder
 // and returns the copy's canonical path and a function that removes it.
 // Directories, regular files and symbolic links (as links, never followed)

@@ -223,17 +223,15 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 		return res, fmt.Errorf("%s: a workspace path with a colon: %s", res.Backend, g.Workspace)
 	}
 	limits := g.Limits.WithDefaults()
-	work := g.Workspace
+	work, done, err := g.workFolder()
+	if err != nil {
+		return res, err
+	}
+	defer done()
 	if g.Copy {
-		copied, remove, err := scratchCopy(g.Workspace, defaultCopyBounds)
-		if err != nil {
+		if err := giveToGuest(work); err != nil {
 			return res, err
 		}
-		defer remove()
-		if err := giveToGuest(copied); err != nil {
-			return res, err
-		}
-		work = copied
 	}
 	roots, err := fsroot.Open([]string{work})
 	if err != nil {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -204,29 +202,14 @@ func runGuest(t *testing.T, r DockerRunner, ws string, g Guest, args ...string) 
 // loopback TCP server the test started.
 func TestDockerNetwork(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		var accepted atomic.Int32
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				accepted.Add(1)
-				c.Close()
-			}
-		}()
+		addr, accepted := countingServer(t)
 		ws := dockerWorkspace(t)
 		if res := runGuest(t, r, ws, Guest{}, "ifaces"); res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "lo" {
 			t.Errorf("the guest's interfaces: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
 		}
-		res := runGuest(t, r, ws, Guest{}, "dial", ln.Addr().String())
+		res := runGuest(t, r, ws, Guest{}, "dial", addr)
 		if res.ExitCode == 0 || accepted.Load() != 0 || !strings.Contains(string(res.Stderr), "dial") {
-			t.Errorf("the guest reached %s: exit %d, %s%s", ln.Addr(), res.ExitCode, res.Stdout, res.Stderr)
+			t.Errorf("the guest reached %s: exit %d, %s%s", addr, res.ExitCode, res.Stdout, res.Stderr)
 		}
 	})
 }
@@ -235,24 +218,13 @@ func TestDockerNetwork(t *testing.T) {
 // nor the host's /etc.
 func TestDockerFiles(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		ws := dockerWorkspace(t)
-		canary := filepath.Join(t.TempDir(), "secret.txt")
-		if err := os.WriteFile(canary, []byte("canary-file-7f3a"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("mine-9b1c"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if res := runGuest(t, r, ws, Guest{}, "read", "/work/mine.txt"); res.ExitCode != 0 || string(res.Stdout) != "mine-9b1c" {
-			t.Errorf("the guest cannot read its workspace: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
-		}
-		for _, p := range []string{canary, "/etc/passwd", "/usr/bin/true"} {
-			res := runGuest(t, r, ws, Guest{}, "read", p)
-			if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "canary-file-7f3a") {
-				t.Errorf("the guest read %s: exit %d, %q", p, res.ExitCode, res.Stdout)
-			}
-		}
+		checkFiles(t, dockerRun(r), dockerWorkspace(t), "/etc/passwd", "/usr/bin/true")
 	})
+}
+
+// dockerRun runs the image's payload under r.
+func dockerRun(r DockerRunner) runFunc {
+	return func(t *testing.T, ws string, g Guest, args ...string) Result { return runGuest(t, r, ws, g, args...) }
 }
 
 // TestDockerEnvironment: a guest sees none of the test process's
@@ -278,13 +250,7 @@ func TestDockerEnvironment(t *testing.T) {
 // TestDockerUser: a guest runs as 65534:65534, with what it reads on stdin.
 func TestDockerUser(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		ws := dockerWorkspace(t)
-		if res := runGuest(t, r, ws, Guest{}, "id"); strings.TrimSpace(string(res.Stdout)) != "65534 65534" {
-			t.Errorf("the guest runs as %q (exit %d, %s), want 65534 65534", res.Stdout, res.ExitCode, res.Stderr)
-		}
-		if res := runGuest(t, r, ws, Guest{Stdin: []byte("stdin-4c8d")}, "cat"); string(res.Stdout) != "stdin-4c8d" {
-			t.Errorf("the guest read %q from stdin (%s)", res.Stdout, res.Stderr)
-		}
+		checkUser(t, dockerRun(r), dockerWorkspace(t))
 	})
 }
 
@@ -292,32 +258,12 @@ func TestDockerUser(t *testing.T) {
 // copy is thrown away with the guest, a bind keeps what it wrote.
 func TestDockerWrites(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		ws := dockerWorkspace(t)
-		for _, p := range []string{"/x", "/guest", "/proc/zero-canary", "/etc/zero-canary"} {
-			if res := runGuest(t, r, ws, Guest{}, "write", p); res.ExitCode == 0 {
-				t.Errorf("the guest wrote %s: %s", p, res.Stdout)
-			}
-		}
-		if res := runGuest(t, r, ws, Guest{}, "write", "/tmp/x"); res.ExitCode != 0 {
-			t.Errorf("the guest cannot write its /tmp: %s", res.Stderr)
-		}
 		// The copy of a workspace only its owner may write is the guest's.
 		private, err := filepath.EvalSymlinks(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := runGuest(t, r, private, Guest{Copy: true}, "write", "/work/copied.txt"); res.ExitCode != 0 {
-			t.Errorf("the guest cannot write its scratch copy: %s", res.Stderr)
-		}
-		if _, err := os.Lstat(filepath.Join(private, "copied.txt")); err == nil {
-			t.Error("a write to the scratch copy reached the workspace")
-		}
-		if res := runGuest(t, r, ws, Guest{}, "write", "/work/bound.txt"); res.ExitCode != 0 {
-			t.Errorf("the guest cannot write its workspace: %s", res.Stderr)
-		}
-		if b, err := os.ReadFile(filepath.Join(ws, "bound.txt")); err != nil || string(b) != "written" {
-			t.Errorf("a write to the bound workspace is not there: %q %v", b, err)
-		}
+		checkWrites(t, dockerRun(r), dockerWorkspace(t), private, "/x", "/guest", "/proc/zero-canary", "/etc/zero-canary")
 	})
 }
 
@@ -325,15 +271,7 @@ func TestDockerWrites(t *testing.T) {
 // killed and the Result says so; one under it runs.
 func TestDockerMemoryLimit(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		ws := dockerWorkspace(t)
-		limits := Limits{MemoryBytes: 64 << 20}
-		if res := runGuest(t, r, ws, Guest{Limits: limits}, "alloc", "16"); res.ExitCode != 0 || res.MemoryKilled {
-			t.Errorf("16 MiB under a 64 MiB limit: exit %d, killed %v, %s", res.ExitCode, res.MemoryKilled, res.Stderr)
-		}
-		res := runGuest(t, r, ws, Guest{Limits: limits}, "alloc", "1024")
-		if !res.MemoryKilled || res.ExitCode != -1 || strings.Contains(string(res.Stdout), "allocated") {
-			t.Errorf("1 GiB under a 64 MiB limit: exit %d, killed %v, %s%s", res.ExitCode, res.MemoryKilled, res.Stdout, res.Stderr)
-		}
+		checkMemoryLimit(t, dockerRun(r), dockerWorkspace(t))
 	})
 }
 
@@ -341,12 +279,7 @@ func TestDockerMemoryLimit(t *testing.T) {
 // short of its goal, and ends.
 func TestDockerPidsLimit(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		res := runGuest(t, r, dockerWorkspace(t), Guest{Limits: Limits{Pids: 16, Wall: 60 * time.Second}}, "spawn", "1000")
-		var started int
-		var rest string
-		if _, err := fmt.Sscanf(string(res.Stdout), "started %d %s", &started, &rest); err != nil || res.ExitCode != 0 || started >= 16 {
-			t.Errorf("the process limit did not hold: exit %d, timed out %v, %q %s", res.ExitCode, res.TimedOut, res.Stdout, res.Stderr)
-		}
+		checkPidsLimit(t, dockerRun(r), dockerWorkspace(t))
 	})
 }
 

@@ -133,15 +133,11 @@ func (r RunscRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("runsc bundle: %w", err)
 	}
-	work := g.Workspace
-	if g.Copy {
-		copied, remove, err := scratchCopy(g.Workspace, defaultCopyBounds)
-		if err != nil {
-			return res, err
-		}
-		defer remove()
-		work = copied
+	work, done, err := g.workFolder()
+	if err != nil {
+		return res, err
 	}
+	defer done()
 	bundle, state := filepath.Join(dir, "bundle"), filepath.Join(dir, "state")
 	if err := writeBundle(bundle, runscSpec(g, work, limits)); err != nil {
 		return res, fmt.Errorf("runsc bundle: %w", err)

@@ -2,14 +2,11 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -65,28 +62,12 @@ func runPayload(t *testing.T, r RunscRunner, ws string, g Guest, args ...string)
 func TestRunscNetwork(t *testing.T) {
 	r := requireRunsc(t)
 	ws := runscWorkspace(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
+	addr, accepted := countingServer(t)
 	if out, err := exec.Command(filepath.Join(ws, "payload"), "dial", addr).CombinedOutput(); err != nil {
 		t.Fatalf("the payload cannot reach the server from the host either: %v %s", err, out)
 	}
 	before := accepted.Load()
 	res := runPayload(t, r, ws, Guest{}, "dial", addr)
-	ln.Close()
 	if res.ExitCode == 0 || accepted.Load() != before {
 		t.Errorf("the guest reached %s: exit %d, %s%s", addr, res.ExitCode, res.Stdout, res.Stderr)
 	}
@@ -96,24 +77,12 @@ func TestRunscNetwork(t *testing.T) {
 // (in a fake $ZERO_HOME), nor the host's /etc.
 func TestRunscFiles(t *testing.T) {
 	r := requireRunsc(t)
-	ws := runscWorkspace(t)
-	home := t.TempDir()
-	canary := filepath.Join(home, "secret.txt")
-	if err := os.WriteFile(canary, []byte("canary-file-7f3a"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("mine-9b1c"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if res := runPayload(t, r, ws, Guest{}, "read", "/work/mine.txt"); res.ExitCode != 0 || string(res.Stdout) != "mine-9b1c" {
-		t.Errorf("the guest cannot read its workspace: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
-	}
-	for _, p := range []string{canary, "/etc/hostname", "/etc/passwd"} {
-		res := runPayload(t, r, ws, Guest{}, "read", p)
-		if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "canary-file-7f3a") {
-			t.Errorf("the guest read %s: exit %d, %q", p, res.ExitCode, res.Stdout)
-		}
-	}
+	checkFiles(t, runscRun(r), runscWorkspace(t), "/etc/hostname", "/etc/passwd")
+}
+
+// runscRun runs the payload under r.
+func runscRun(r RunscRunner) runFunc {
+	return func(t *testing.T, ws string, g Guest, args ...string) Result { return runPayload(t, r, ws, g, args...) }
 }
 
 // TestRunscEnvironment: a guest sees none of the test process's
@@ -132,14 +101,7 @@ func TestRunscEnvironment(t *testing.T) {
 
 // TestRunscUser: a guest runs as 65534:65534, with what it reads on stdin.
 func TestRunscUser(t *testing.T) {
-	r := requireRunsc(t)
-	ws := runscWorkspace(t)
-	if res := runPayload(t, r, ws, Guest{}, "id"); strings.TrimSpace(string(res.Stdout)) != "65534 65534" {
-		t.Errorf("the guest runs as %q (exit %d, %s), want 65534 65534", res.Stdout, res.ExitCode, res.Stderr)
-	}
-	if res := runPayload(t, r, ws, Guest{Stdin: []byte("stdin-4c8d")}, "cat"); string(res.Stdout) != "stdin-4c8d" {
-		t.Errorf("the guest read %q from stdin (%s)", res.Stdout, res.Stderr)
-	}
+	checkUser(t, runscRun(requireRunsc(t)), runscWorkspace(t))
 }
 
 // TestRunscWrites: a guest writes in /work and nowhere else but its own
@@ -148,59 +110,22 @@ func TestRunscUser(t *testing.T) {
 func TestRunscWrites(t *testing.T) {
 	r := requireRunsc(t)
 	ws := runscWorkspace(t)
-	for _, p := range []string{"/x", "/usr/zero-canary", "/usr/bin/zero-canary", "/proc/zero-canary"} {
-		if res := runPayload(t, r, ws, Guest{}, "write", p); res.ExitCode == 0 {
-			t.Errorf("the guest wrote %s: %s", p, res.Stdout)
-		}
-	}
+	checkWrites(t, runscRun(r), ws, ws, "/x", "/usr/zero-canary", "/usr/bin/zero-canary", "/proc/zero-canary")
 	if _, err := os.Lstat("/usr/zero-canary"); err == nil {
 		t.Error("/usr/zero-canary exists on the host")
-	}
-	if res := runPayload(t, r, ws, Guest{}, "write", "/tmp/x"); res.ExitCode != 0 {
-		t.Errorf("the guest cannot write its /tmp: %s", res.Stderr)
-	}
-	res := runPayload(t, r, ws, Guest{Copy: true}, "write", "/work/copied.txt")
-	if res.ExitCode != 0 {
-		t.Errorf("the guest cannot write its scratch copy: %s", res.Stderr)
-	}
-	if _, err := os.Lstat(filepath.Join(ws, "copied.txt")); err == nil {
-		t.Error("a write to the scratch copy reached the workspace")
-	}
-	if res := runPayload(t, r, ws, Guest{}, "write", "/work/bound.txt"); res.ExitCode != 0 {
-		t.Errorf("the guest cannot write its workspace: %s", res.Stderr)
-	}
-	if b, err := os.ReadFile(filepath.Join(ws, "bound.txt")); err != nil || string(b) != "written" {
-		t.Errorf("a write to the bound workspace is not there: %q %v", b, err)
 	}
 }
 
 // TestRunscMemoryLimit: a guest that allocates past its memory limit is
 // killed, and the Result says so; one that stays under it runs.
 func TestRunscMemoryLimit(t *testing.T) {
-	r := requireRunsc(t)
-	ws := runscWorkspace(t)
-	limits := Limits{MemoryBytes: 64 << 20}
-	if res := runPayload(t, r, ws, Guest{Limits: limits}, "alloc", "16"); res.ExitCode != 0 || res.MemoryKilled {
-		t.Errorf("16 MiB under a 64 MiB limit: exit %d, killed %v, %s", res.ExitCode, res.MemoryKilled, res.Stderr)
-	}
-	res := runPayload(t, r, ws, Guest{Limits: limits}, "alloc", "1024")
-	if !res.MemoryKilled || res.ExitCode != -1 || strings.Contains(string(res.Stdout), "allocated") {
-		t.Errorf("1 GiB under a 64 MiB limit: exit %d, killed %v, %s%s", res.ExitCode, res.MemoryKilled, res.Stdout, res.Stderr)
-	}
+	checkMemoryLimit(t, runscRun(requireRunsc(t)), runscWorkspace(t))
 }
 
 // TestRunscPidsLimit: a guest that starts processes in a loop is stopped
 // well short of its goal, and ends.
 func TestRunscPidsLimit(t *testing.T) {
-	r := requireRunsc(t)
-	ws := runscWorkspace(t)
-	res := runPayload(t, r, ws, Guest{Limits: Limits{Pids: 16, Wall: 60 * time.Second}}, "spawn", "1000")
-	t.Logf("exit %d: %s%s", res.ExitCode, res.Stdout, res.Stderr[:min(len(res.Stderr), 600)])
-	var started int
-	var rest string
-	if _, err := fmt.Sscanf(string(res.Stdout), "started %d %s", &started, &rest); err != nil || res.ExitCode != 0 || started >= 16 {
-		t.Errorf("the process limit did not hold: exit %d, timed out %v, %q", res.ExitCode, res.TimedOut, res.Stdout)
-	}
+	checkPidsLimit(t, runscRun(requireRunsc(t)), runscWorkspace(t))
 }
 
 // TestRunscCleanup: a guest killed at its wall-time limit leaves nothing
