@@ -247,10 +247,22 @@ func TestDockerEnvironment(t *testing.T) {
 	})
 }
 
-// TestDockerUser: a guest runs as 65534:65534, with what it reads on stdin.
+// TestDockerUser: a guest runs as 65534:65534, with no capability, not
+// even in its bounding set, and with what it reads on stdin.
 func TestDockerUser(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
-		checkUser(t, dockerRun(r), dockerWorkspace(t))
+		ws := dockerWorkspace(t)
+		checkUser(t, dockerRun(r), ws)
+		res := runGuest(t, r, ws, Guest{}, "read", "/proc/self/status")
+		for _, line := range strings.Split(string(res.Stdout), "\n") {
+			name, value, _ := strings.Cut(line, ":")
+			if strings.HasPrefix(name, "Cap") && strings.Trim(strings.TrimSpace(value), "0") != "" {
+				t.Errorf("the guest has capabilities: %s", line)
+			}
+		}
+		if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "CapBnd:") {
+			t.Errorf("the guest's /proc/self/status: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
+		}
 	})
 }
 
