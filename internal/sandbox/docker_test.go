@@ -248,7 +248,8 @@ func TestDockerEnvironment(t *testing.T) {
 }
 
 // TestDockerUser: a guest runs as 65534:65534, with no capability, not
-// even in its bounding set, and with what it reads on stdin.
+// even in its bounding set, no new privileges (runc; gVisor's
+// /proc/self/status does not say), and with what it reads on stdin.
 func TestDockerUser(t *testing.T) {
 	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
 		ws := dockerWorkspace(t)
@@ -260,7 +261,8 @@ func TestDockerUser(t *testing.T) {
 				t.Errorf("the guest has capabilities: %s", line)
 			}
 		}
-		if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "CapBnd:") {
+		nnp := strings.Contains(string(res.Stdout), "NoNewPrivs:\t1\n")
+		if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "CapBnd:") || (r.Runtime == "" && !nnp) {
 			t.Errorf("the guest's /proc/self/status: exit %d, %q %s", res.ExitCode, res.Stdout, res.Stderr)
 		}
 	})
