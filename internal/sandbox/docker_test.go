@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,10 +122,16 @@ func buildTestImage(r DockerRunner) error {
 	return r.EnsureImage(context.Background(), bin)
 }
 
-// stopDockerd stops the daemon, if this run started one, and removes its
-// folder.
+// stopDockerd stops the daemon, if this run started one, with any
+// container left, then kills what the daemon started that outlived it
+// (containerd's shims do, and a runsc sandbox whose start failed), and
+// removes its folder.
 func stopDockerd() {
 	if testDaemon.cmd != nil {
+		r := DockerRunner{Host: testDaemon.host}
+		if ids, err := r.call(context.Background(), 10*time.Second, "ps", "-aq"); err == nil && strings.TrimSpace(ids) != "" {
+			r.call(context.Background(), 60*time.Second, append([]string{"rm", "-f"}, strings.Fields(ids)...)...)
+		}
 		testDaemon.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-testDaemon.done:
@@ -134,6 +141,13 @@ func stopDockerd() {
 		}
 	}
 	if testDaemon.dir != "" {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), testDaemon.dir) {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		syscall.Unmount(filepath.Join(testDaemon.dir, "data"), syscall.MNT_DETACH)
 		os.RemoveAll(testDaemon.dir)
 	}
