@@ -127,6 +127,9 @@ func TestBrowserSkillHostUnreachable(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("skill-repo"), "acme/skills"),
 		chromedp.SetValue(chromedp.ID("skill-ref"), "dev"),
 		chromedp.SendKeys(chromedp.ID("skill-folder"), "skills/pdf"),
+		// This page shows a problem too: take it away, so that the wait
+		// below finds the next page's.
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("problem").remove()`),
 		chromedp.Click(chromedp.ID("skill-preview")),
 		chromedp.WaitVisible(chromedp.ID("problem")),
 	)

@@ -75,7 +75,8 @@ func whyNoAnswer(err error) string {
 		return "the TLS handshake failed: is it an https server?"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "no answer in time"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		// EPIPE: closed before the request was all written.
 		return "the connection was closed before an answer: is it an HTTP server, and is the scheme right?"
 	}
 	return "the connection failed"

@@ -2,10 +2,13 @@ package model
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -57,6 +60,19 @@ func TestPingSaysWhyNoAnswer(t *testing.T) {
 				strings.Contains(msg, "dial tcp") || strings.Contains(msg, "x509") {
 				t.Errorf("%s, %s: %v; want ErrUnreachable naming %s and saying %q", tc.name, call, err, tc.base, tc.want)
 			}
+		}
+	}
+}
+
+// TestClosedWhileWriting: a server that closes the connection before the
+// request is all written (the write fails with EPIPE, or ECONNRESET) closed
+// it before an answer, as one that closes it after: which the client sees
+// depends on timing (TestPingSaysWhyNoAnswer's "closed without an answer").
+func TestClosedWhileWriting(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EPIPE, syscall.ECONNRESET} {
+		err := &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", errno)}
+		if why := whyNoAnswer(err); !strings.Contains(why, "closed before an answer") {
+			t.Errorf("%v: %q", errno, why)
 		}
 	}
 }

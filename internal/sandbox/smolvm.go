@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
 
 // SmolVMRunner would make guests as smolvm microVMs, each with its own
 // kernel. Its probe asks for a usable KVM device (opened read-write,
-// answering the KVM API version 12) and the smolvm program in PATH. This
-// slice boots no microVM: where both are present the probe still refuses,
-// saying so, and Run never runs anything.
+// answering the KVM API version 12). This slice boots no microVM: where the
+// device is usable the probe still refuses, saying so, and Run never runs
+// anything.
 type SmolVMRunner struct {
-	KVM     string // the KVM device; "" means /dev/kvm
-	Program string // looked up in PATH; "" means smolvm
+	KVM string // the KVM device; "" means /dev/kvm
 }
 
 // Backend is SmolVM.
@@ -45,31 +43,10 @@ func (r SmolVMRunner) Probe(context.Context) error {
 	if err != nil || v != kvmAPIVersion {
 		return fmt.Errorf("no usable %s: it answers no KVM API version %d (%d, %v)", kvm, kvmAPIVersion, v, err)
 	}
-	program := r.Program
-	if program == "" {
-		program = "smolvm"
-	}
-	if _, err := lookPath(program); err != nil {
-		return err
-	}
 	return errors.New("booting a smolvm guest is not built yet")
 }
 
 // Run refuses: it wraps ErrUnavailable with the probe's reason.
 func (r SmolVMRunner) Run(ctx context.Context, _ Guest) (Result, error) {
 	return Result{Backend: SmolVM, ExitCode: -1}, fmt.Errorf("%w: %s: %v", ErrUnavailable, SmolVM, r.Probe(ctx))
-}
-
-// lookPath finds program in Zero's PATH, as an executable regular file.
-func lookPath(program string) (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, program)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no %s program in PATH", program)
 }
