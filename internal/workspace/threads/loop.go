@@ -428,10 +428,9 @@ func (l *loop) finish(ctx context.Context, status, why string) {
 	if err := l.placeholders(ctx, "the run ended ("+why+") before this call had a result"); err != nil && status == Completed {
 		status, why = Failed, err.Error()
 	}
-	if _, err := l.setStatus(ctx, status, why); err != nil {
-		return
+	if _, err := l.s.endRun(ctx, l.fence, l.run.ID, status, why); errors.Is(err, ErrTakenOver) {
+		l.lost = true
 	}
-	l.event(ctx, KindRun, RunEvent{Run: l.run.ID, Status: status, Error: why})
 }
 
 // steps runs the loop's steps, and says how the run ends.

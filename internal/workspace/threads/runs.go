@@ -95,6 +95,38 @@ func (s *Store) setStatus(ctx context.Context, f *fence, rid int64, status, why 
 		return Run{}, err
 	}
 	defer tx.Rollback()
+	r, err := s.moveRun(ctx, tx, f, rid, status, why)
+	if err != nil {
+		return Run{}, err
+	}
+	return r, tx.Commit()
+}
+
+// endRun moves run rid to status, an end, and appends its end event (a
+// KindRun RunEvent) to its thread in the same transaction: whoever sees the
+// run ended finds its end event too.
+func (s *Store) endRun(ctx context.Context, f *fence, rid int64, status, why string) (Run, error) {
+	a, err := s.beginAppend(ctx)
+	if err != nil {
+		return Run{}, err
+	}
+	defer a.end()
+	r, err := s.moveRun(ctx, a.tx, f, rid, status, why)
+	if err != nil {
+		return Run{}, err
+	}
+	body, err := marshal(RunEvent{Run: rid, Status: status, Error: why})
+	if err != nil {
+		return Run{}, err
+	}
+	if _, err := a.add(ctx, r.Thread, Last, 0, 0, []Draft{{KindRun, body}}); err != nil {
+		return Run{}, err
+	}
+	return r, a.commit()
+}
+
+// moveRun moves run rid to status within tx, within fence f.
+func (s *Store) moveRun(ctx context.Context, tx *sql.Tx, f *fence, rid int64, status, why string) (Run, error) {
 	if err := f.check(ctx, tx, s.db); err != nil {
 		return Run{}, err
 	}
@@ -119,7 +151,7 @@ func (s *Store) setStatus(ctx context.Context, f *fence, rid int64, status, why 
 		return Run{}, err
 	}
 	r.Status, r.Error = status, why
-	return r, tx.Commit()
+	return r, nil
 }
 
 // replicaLock is the first key of the PostgreSQL advisory locks replicas
