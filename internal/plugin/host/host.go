@@ -63,13 +63,6 @@ func sha256Hex(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Zero's defaults for a plugin's limits (the zero fields of plugin.Limits).
-const (
-	DefaultTimeout   = 30 * time.Second // one call
-	DefaultMemoryMiB = 256
-	DefaultProcesses = 32
-)
-
 // Bounds of the process, beyond the manifest's limits.
 const (
 	// hostTasks are the processes and threads of the host itself, which the
@@ -257,7 +250,7 @@ func Command(ctx context.Context, o Options) (*Sandbox, error) {
 		}
 		secrets[name] = v
 	}
-	s := &Sandbox{limits: Limits(c)}
+	s := &Sandbox{limits: c.EffectiveLimits()}
 	if s.run, err = os.MkdirTemp(filepath.Dir(hostFile), "run-"); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
@@ -353,27 +346,9 @@ func checkOptions(o Options) error {
 	return nil
 }
 
-// Limits returns c's limits with Zero's defaults where c sets none.
-func Limits(c plugin.Capabilities) plugin.Limits {
-	var l plugin.Limits
-	if c.Limits != nil {
-		l = *c.Limits
-	}
-	if l.TimeoutMS <= 0 {
-		l.TimeoutMS = int(DefaultTimeout / time.Millisecond)
-	}
-	if l.MemoryMiB <= 0 {
-		l.MemoryMiB = DefaultMemoryMiB
-	}
-	if l.Processes <= 0 {
-		l.Processes = DefaultProcesses
-	}
-	return l
-}
-
 // CallTimeout is how long one call of the plugin may take.
 func (s *Sandbox) CallTimeout() time.Duration {
-	return time.Duration(s.limits.TimeoutMS) * time.Millisecond
+	return s.limits.Timeout()
 }
 
 // Refusals returns the network requests the broker refused since the last

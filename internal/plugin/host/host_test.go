@@ -165,11 +165,11 @@ func TestCommandEnforcesEveryControl(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"API_KEY": "k"}, c.Env.Secret); diff != "" || len(c.Env.Pass) != 0 || c.Env.Set["PATH"] != "/usr/bin:/bin" || len(c.Env.Set) != 1 {
 		t.Errorf("environment: %+v", c.Env)
 	}
-	if c.Socket != "" || sb.CallTimeout() != DefaultTimeout {
+	if c.Socket != "" || sb.CallTimeout() != plugin.DefaultTimeoutMS*time.Millisecond {
 		t.Errorf("socket %q, call timeout %v", c.Socket, sb.CallTimeout())
 	}
-	if Limits(plugin.Capabilities{}) != (plugin.Limits{TimeoutMS: 30000, MemoryMiB: 256, Processes: 32}) {
-		t.Errorf("default limits: %+v", Limits(plugin.Capabilities{}))
+	if (plugin.Capabilities{}).EffectiveLimits() != (plugin.Limits{TimeoutMS: 30000, MemoryMiB: 256, Processes: 32}) {
+		t.Errorf("default limits: %+v", (plugin.Capabilities{}).EffectiveLimits())
 	}
 }
 
