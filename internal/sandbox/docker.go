@@ -242,16 +242,20 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	run := r.docker(work, roots, limits.Wall, r.dockerArgs(g, name, work, limits)...)
 	run.Stdin = g.Stdin
 	run.OutputLimit = MaxOutput
+	started := time.Now()
 	out, err := spawn.Run(ctx, run)
 	bg := context.WithoutCancel(ctx)
+	// The container outlives a client that was killed: remove it, killing
+	// what is left.
+	r.call(bg, 30*time.Second, "rm", "-f", name)
 	if err == nil && !out.TimedOut && out.ExitCode == 137 {
 		// 137 is a SIGKILL: the kernel's at the memory limit, or another.
-		state, ierr := r.call(bg, 10*time.Second, "inspect", "--format", "{{.State.OOMKilled}}", name)
-		res.MemoryKilled = ierr == nil && strings.TrimSpace(state) == "true"
+		// The daemon's oom event can come after the container's exit
+		// (seen with gVisor's shim), so State.OOMKilled may not be set
+		// yet; the event itself is in the daemon's log of events, before
+		// the container's removal.
+		res.MemoryKilled = r.oomEvent(bg, name, started)
 	}
-	// The container outlives a client that was killed, and is kept (no
-	// --rm) for the inspection above: remove it, killing what is left.
-	r.call(bg, 30*time.Second, "rm", "-f", name)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", res.Backend, err)
 	}
@@ -264,6 +268,15 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 		res.ExitCode = -1
 	}
 	return res, nil
+}
+
+// oomEvent reports whether the daemon logged an oom event for the
+// container name since start.
+func (r DockerRunner) oomEvent(ctx context.Context, name string, start time.Time) bool {
+	out, err := r.call(ctx, 10*time.Second, "events", "--filter", "container="+name, "--filter", "event=oom",
+		"--since", start.Add(-time.Second).Format(time.RFC3339Nano), "--until", time.Now().Format(time.RFC3339Nano),
+		"--format", "{{.Status}}")
+	return err == nil && strings.Contains(out, "oom")
 }
 
 // giveToGuest makes a scratch copy the guest's user's, so that it can
