@@ -90,19 +90,32 @@ func (BubblewrapRunner) run(ctx context.Context, g Guest) (Result, error) {
 	if rel, err := filepath.Rel(WorkDir, program); err == nil && fsroot.Within(WorkDir, program) {
 		program = filepath.Join(ws, rel)
 	}
+	var dirs, files []string
+	for _, p := range g.ReadOnly {
+		if inHostUsr(p) {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
 	out, err := spawn.Run(ctx, spawn.Cmd{
-		Program:     program,
-		Args:        g.Argv[1:],
-		Dir:         ws,
-		Roots:       roots,
-		Env:         envscrub.Spec{Set: guestEnv()},
-		Stdin:       g.Stdin,
-		Timeout:     lim.Wall,
-		OutputLimit: MaxOutput,
-		Isolation:   spawn.Bubblewrap,
-		WorkAt:      WorkDir,
-		Nobody:      true,
-		Limits:      &spawn.Limits{MemoryBytes: lim.MemoryBytes, CPUPercent: lim.CPUPercent, Pids: lim.Pids},
+		Program:       program,
+		ReadOnly:      dirs,
+		ReadOnlyFiles: files,
+		Args:          g.Argv[1:],
+		Dir:           ws,
+		Roots:         roots,
+		Env:           envscrub.Spec{Set: guestEnv()},
+		Stdin:         g.Stdin,
+		Timeout:       lim.Wall,
+		OutputLimit:   MaxOutput,
+		Isolation:     spawn.Bubblewrap,
+		WorkAt:        WorkDir,
+		Nobody:        true,
+		Limits:        &spawn.Limits{MemoryBytes: lim.MemoryBytes, CPUPercent: lim.CPUPercent, Pids: lim.Pids},
 	})
 	if err != nil {
 		return res, err

@@ -335,3 +335,26 @@ func randomHex(t testing.TB) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// TestBubblewrapReadOnly: host paths given as ReadOnly are seen, read-only
+// (the static payload of the runsc tests, run from the workspace); one the
+// guest has of its own is refused.
+func TestBubblewrapReadOnly(t *testing.T) {
+	requireBubblewrap(t)
+	checkReadOnlyPaths(t, func(t *testing.T, ws string, g Guest, args ...string) Result {
+		t.Helper()
+		g.Argv = append([]string{"/work/payload"}, args...)
+		g.Workspace = ws
+		res, err := BubblewrapRunner{}.Run(context.Background(), g)
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		return res
+	}, runscWorkspace(t))
+	ws := newWorkspace(t)
+	for _, p := range []string{"/", "/proc/self", "/dev", "/work", "relative", "/usr/../etc"} {
+		if _, err := (BubblewrapRunner{}).Run(context.Background(), Guest{Argv: []string{"/bin/true"}, Workspace: ws, ReadOnly: []string{p}}); err == nil {
+			t.Errorf("read-only path %q: ran", p)
+		}
+	}
+}

@@ -199,6 +199,9 @@ func (r DockerRunner) dockerArgs(g Guest, name, work string, l Limits) []string 
 		"-v", work + ":" + WorkDir, "-w", WorkDir,
 		"--env-file", "/dev/null", "-e", "PATH=/usr/bin:/bin", "-e", "HOME=" + WorkDir,
 	}
+	for _, p := range g.ReadOnly {
+		args = append(args, "-v", p+":"+p+":ro")
+	}
 	if r.Runtime != "" {
 		// In gVisor's kernel, RLIMIT_NPROC is the guest's own process limit.
 		p := strconv.Itoa(l.Pids)

@@ -386,3 +386,10 @@ func BenchmarkDockerGuest(b *testing.B) {
 		})
 	}
 }
+
+// TestDockerReadOnly: host paths given as ReadOnly are seen, read-only.
+func TestDockerReadOnly(t *testing.T) {
+	dockerRuntimes(t, func(t *testing.T, r DockerRunner) {
+		checkReadOnlyPaths(t, dockerRun(r), dockerWorkspace(t))
+	})
+}

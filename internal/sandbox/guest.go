@@ -37,5 +37,45 @@ func (g Guest) check() error {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return fmt.Errorf("guest workspace %s is not a folder", ws)
 	}
+	for _, p := range g.ReadOnly {
+		if err := checkReadOnly(p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// checkReadOnly refuses a path a guest may not be shown read-only: one not
+// absolute, canonical and existing; the root; and one in or holding a place
+// the guest has of its own (/proc, /dev, /sys, /work), or holding /tmp.
+func checkReadOnly(p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("guest read-only path %q: not an absolute, clean path", p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("guest read-only path: %w", err)
+	}
+	if real != p {
+		return fmt.Errorf("guest read-only path %s is not canonical: it resolves to %s", p, real)
+	}
+	if strings.ContainsAny(p, ":,") {
+		// docker run -v reads a colon as a field's end; runsc's options a comma.
+		return fmt.Errorf("guest read-only path %s: a colon or comma in a path is refused", p)
+	}
+	for _, own := range []string{"/proc", "/dev", "/sys", "/tmp", WorkDir} {
+		if p == "/" || within(p, own) || (own != "/tmp" && within(own, p)) {
+			return fmt.Errorf("guest read-only path %s: it is or holds %s, which the guest has of its own", p, own)
+		}
+	}
+	return nil
+}
+
+// within reports whether p is dir or lies in it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// inHostUsr reports whether p lies in /usr, which bubblewrap and runsc
+// guests see anyway.
+func inHostUsr(p string) bool { return within("/usr", p) }

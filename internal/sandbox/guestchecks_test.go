@@ -123,3 +123,27 @@ func countingServer(t *testing.T) (addr string, accepted *atomic.Int32) {
 	}()
 	return ln.Addr().String(), accepted
 }
+
+// checkReadOnlyPaths: a file and a folder of the host's given as ReadOnly
+// are seen at their own paths, read-only; a path the guest has of its own
+// is refused before anything runs.
+func checkReadOnlyPaths(t *testing.T, run runFunc, ws string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tool.txt")
+	if err := os.WriteFile(file, []byte("shown-3e1f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, shown := range []string{file, dir} {
+		g := Guest{ReadOnly: []string{shown}}
+		if res := run(t, ws, g, "read", file); res.ExitCode != 0 || string(res.Stdout) != "shown-3e1f" {
+			t.Errorf("%s shown read-only: the guest read %q (exit %d, %s)", shown, res.Stdout, res.ExitCode, res.Stderr)
+		}
+		if res := run(t, ws, g, "write", file); res.ExitCode == 0 {
+			t.Errorf("%s shown read-only: the guest wrote it", shown)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "shown-3e1f" {
+		t.Errorf("the read-only file changed: %q", b)
+	}
+}

@@ -261,6 +261,18 @@ const guestUID = 65534
 // its copy) at /work.
 func runscSpec(g Guest, work string, l Limits) ociSpec {
 	caps := []string{"CAP_DAC_OVERRIDE"}
+	mounts := []ociMount{
+		{"/proc", "proc", "proc", nil},
+		{"/dev", "tmpfs", "tmpfs", []string{"nosuid", "noexec", "mode=755"}},
+		{"/tmp", "tmpfs", "tmpfs", []string{"nosuid", "nodev", "mode=1777"}},
+		{"/usr", "bind", "/usr", []string{"rbind", "ro", "nosuid", "nodev"}},
+		{WorkDir, "bind", work, []string{"rbind", "rw", "nosuid", "nodev"}},
+	}
+	for _, p := range g.ReadOnly {
+		if !inHostUsr(p) {
+			mounts = append(mounts, ociMount{p, "bind", p, []string{"rbind", "ro", "nosuid", "nodev"}})
+		}
+	}
 	return ociSpec{
 		Version: "1.0.2",
 		Process: ociProcess{
@@ -276,15 +288,9 @@ func runscSpec(g Guest, work string, l Limits) ociSpec {
 				{"RLIMIT_NPROC", uint64(l.Pids), uint64(l.Pids)},
 			},
 		},
-		Root: ociRoot{Path: "rootfs", Readonly: true},
-		Mounts: []ociMount{
-			{"/proc", "proc", "proc", nil},
-			{"/dev", "tmpfs", "tmpfs", []string{"nosuid", "noexec", "mode=755"}},
-			{"/tmp", "tmpfs", "tmpfs", []string{"nosuid", "nodev", "mode=1777"}},
-			{"/usr", "bind", "/usr", []string{"rbind", "ro", "nosuid", "nodev"}},
-			{WorkDir, "bind", work, []string{"rbind", "rw", "nosuid", "nodev"}},
-		},
-		Linux: ociLinux{Namespaces: []ociNamespace{{"pid"}, {"ipc"}, {"uts"}, {"mount"}, {"network"}}, CgroupsPath: "."},
+		Root:   ociRoot{Path: "rootfs", Readonly: true},
+		Mounts: mounts,
+		Linux:  ociLinux{Namespaces: []ociNamespace{{"pid"}, {"ipc"}, {"uts"}, {"mount"}, {"network"}}, CgroupsPath: "."},
 	}
 }
 
@@ -294,7 +300,18 @@ func runscSpec(g Guest, work string, l Limits) ociSpec {
 func writeBundle(dir string, spec ociSpec) error {
 	root := filepath.Join(dir, "rootfs")
 	for _, m := range spec.Mounts {
-		if err := os.MkdirAll(filepath.Join(root, m.Destination), 0o755); err != nil {
+		point := filepath.Join(root, m.Destination)
+		if fi, err := os.Stat(m.Source); m.Type == "bind" && err == nil && !fi.IsDir() {
+			// A file's mount point is an empty file.
+			if err := os.MkdirAll(filepath.Dir(point), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(point, nil, 0o644); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(point, 0o755); err != nil {
 			return err
 		}
 	}

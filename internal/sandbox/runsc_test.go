@@ -184,3 +184,11 @@ func BenchmarkRunscGuest(b *testing.B) {
 	b.ReportMetric(ms(0.5), "median-ms")
 	b.ReportMetric(ms(0.99), "p99-ms")
 }
+
+// TestRunscReadOnly: host paths given as ReadOnly are seen, read-only.
+func TestRunscReadOnly(t *testing.T) {
+	r := requireRunsc(t)
+	checkReadOnlyPaths(t, func(t *testing.T, ws string, g Guest, args ...string) Result {
+		return runPayload(t, r, ws, g, args...)
+	}, runscWorkspace(t))
+}

@@ -60,6 +60,11 @@ type Guest struct {
 	// itself, read-write.
 	Workspace string
 	Copy      bool
+	// ReadOnly are host files or folders the guest also sees, read-only,
+	// each at its own path: a program (and what it loads) that is not in
+	// the host's /usr, which bubblewrap and runsc guests see anyway. Each
+	// is absolute and canonical; see Guest.check for what is refused.
+	ReadOnly []string
 	// Stdin is the program's standard input.
 	Stdin []byte
 	// Limits bound the guest; zero fields take the defaults.

@@ -18,8 +18,12 @@ const (
 // plugin), name, hash, and the fingerprint of the server's approved
 // configuration (the plugin's approval).
 type ToolRef struct {
-	ServerID    int64 // the server's id, or the plugin's when Plugin is set
-	Plugin      bool  // a plugin's tool: plugins are numbered apart from servers
+	ServerID int64 // the server's id, or the plugin's when Plugin is set
+	Plugin   bool  // a plugin's tool: plugins are numbered apart from servers
+	// Sandbox marks a sandboxed thread's tool (a built-in, or a plugin the
+	// model wrote): ServerID is 0, Hash the tool's definition's (a
+	// model-authored plugin's files'), Fingerprint the backend's name.
+	Sandbox     bool
 	Tool        string
 	Hash        string
 	Fingerprint string

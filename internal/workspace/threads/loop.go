@@ -74,6 +74,9 @@ type Tool struct {
 type Result struct {
 	Text    string
 	IsError bool
+	// Backend, for a sandboxed thread's call, names the sandbox backend
+	// that ran it.
+	Backend string
 }
 
 // A Toolbox is how a run reaches tools. The workspace's is the tool
