@@ -302,6 +302,43 @@ var migrations = []string{
 	// 21: a provider's wire API (package model's Config.WireAPI); those
 	// saved before speak chat completions.
 	`ALTER TABLE providers ADD COLUMN wire_api TEXT NOT NULL DEFAULT 'chat-completions';`,
+	// 22: sandboxed threads. A thread's sandbox backend ('' for a host
+	// thread), chosen when it was made, and whether its guests get a
+	// scratch copy of its work folder (1) or the folder itself (0); the
+	// owner's sandbox settings, one row (a backend pinned, or a minimum
+	// tier, '' for none; the default decision for sandboxed tools); the
+	// approval rules of sandboxed threads' tools, by tool name alone (they
+	// belong to no server or plugin), an allow holding only for the hash
+	// and backend (fingerprint) it was given for; and which of a pending
+	// approval's tools is a sandboxed thread's.
+	`ALTER TABLE threads ADD COLUMN sandbox_backend TEXT NOT NULL DEFAULT '';
+	ALTER TABLE threads ADD COLUMN sandbox_copy INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE sandbox_settings (
+		id       INTEGER PRIMARY KEY CHECK (id = 1),
+		pin      TEXT NOT NULL,
+		minimum  TEXT NOT NULL,
+		approval TEXT NOT NULL CHECK (approval IN ('ask', 'allow')),
+		set_by   TEXT NOT NULL,
+		set_at   TEXT NOT NULL
+	);
+	CREATE TABLE sandbox_tool_rules (
+		tool        TEXT PRIMARY KEY,
+		rule        TEXT NOT NULL CHECK (rule IN ('allow', 'deny')),
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		set_by      TEXT NOT NULL,
+		set_at      TEXT NOT NULL
+	);
+	CREATE TABLE sandbox_thread_allows (
+		thread_id   INTEGER NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+		tool        TEXT NOT NULL,
+		tool_hash   TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		set_by      TEXT NOT NULL,
+		set_at      TEXT NOT NULL,
+		PRIMARY KEY (thread_id, tool)
+	);
+	ALTER TABLE thread_approvals ADD COLUMN sandbox INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // Open opens (creating it if need be) the database file at path and

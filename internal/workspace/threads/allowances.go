@@ -12,6 +12,16 @@ import (
 // allowance that let it (AllowanceEvent), stored with the call's result.
 const KindAllowance = "allowance"
 
+// ScopeSandboxDefault is the scope of the allowance of a sandboxed
+// thread's call that the owner's default for sandboxed threads let run
+// (SandboxSettings.Approval); it is in no table, and is not revoked but
+// by changing that default.
+const ScopeSandboxDefault = "sandbox_default"
+
+// SandboxServer is the Server an allowance of a sandboxed thread's tool
+// names: such a tool belongs to no server or plugin.
+const SandboxServer = "sandbox"
+
 // An Allowance is a standing allow of a tool: the owner's for every
 // thread (Scope AnswerAlways, table tool_rules, or plugin_tool_rules for a
 // plugin's tool) or one thread's (Scope AnswerThread, table thread_allows,
@@ -23,7 +33,8 @@ type Allowance struct {
 	ThreadTitle string    `json:"thread_title,omitempty"` // in a list
 	ServerID    int64     `json:"server_id"`              // the plugin's id when Plugin is set
 	Plugin      bool      `json:"plugin,omitempty"`       // a plugin's tool
-	Server      string    `json:"server"`                 // its server's name, or its plugin's
+	Sandbox     bool      `json:"sandbox,omitempty"`      // a sandboxed thread's tool: ServerID 0, Fingerprint the backend
+	Server      string    `json:"server"`                 // its server's name, or its plugin's; SandboxServer
 	Tool        string    `json:"tool"`
 	Hash        string    `json:"tool_hash"`
 	Fingerprint string    `json:"fingerprint"`
@@ -47,26 +58,32 @@ type AllowanceEvent struct {
 func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, error) {
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM tool_rules WHERE rule = ?) + (SELECT count(*) FROM thread_allows)
-		+ (SELECT count(*) FROM plugin_tool_rules WHERE rule = ?) + (SELECT count(*) FROM plugin_thread_allows)`, Allow, Allow).Scan(&total); err != nil {
+		+ (SELECT count(*) FROM plugin_tool_rules WHERE rule = ?) + (SELECT count(*) FROM plugin_thread_allows)
+		+ (SELECT count(*) FROM sandbox_tool_rules WHERE rule = ?) + (SELECT count(*) FROM sandbox_thread_allows)`, Allow, Allow, Allow).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	out := []Allowance{}
 	for _, q := range []struct {
-		scope  string
-		plugin bool
-		sql    string
-		args   []any
+		scope           string
+		plugin, sandbox bool
+		sql             string
+		args            []any
 	}{
-		{AnswerAlways, false, `SELECT 0, '', r.server_id, s.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
+		{AnswerAlways, false, false, `SELECT 0, '', r.server_id, s.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
 			FROM tool_rules r JOIN servers s ON s.id = r.server_id WHERE r.rule = ? ORDER BY s.name, r.tool LIMIT ?`, []any{Allow}},
-		{AnswerAlways, true, `SELECT 0, '', r.plugin_id, p.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
+		{AnswerAlways, true, false, `SELECT 0, '', r.plugin_id, p.name, r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
 			FROM plugin_tool_rules r JOIN plugins p ON p.id = r.plugin_id WHERE r.rule = ? ORDER BY p.name, r.tool LIMIT ?`, []any{Allow}},
-		{AnswerThread, false, `SELECT a.thread_id, t.title, a.server_id, s.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
+		{AnswerAlways, false, true, `SELECT 0, '', 0, '` + SandboxServer + `', r.tool, r.tool_hash, r.fingerprint, r.set_by, r.set_at
+			FROM sandbox_tool_rules r WHERE r.rule = ? ORDER BY r.tool LIMIT ?`, []any{Allow}},
+		{AnswerThread, false, false, `SELECT a.thread_id, t.title, a.server_id, s.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
 			FROM thread_allows a JOIN servers s ON s.id = a.server_id JOIN threads t ON t.id = a.thread_id
 			ORDER BY a.thread_id DESC, s.name, a.tool LIMIT ?`, nil},
-		{AnswerThread, true, `SELECT a.thread_id, t.title, a.plugin_id, p.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
+		{AnswerThread, true, false, `SELECT a.thread_id, t.title, a.plugin_id, p.name, a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
 			FROM plugin_thread_allows a JOIN plugins p ON p.id = a.plugin_id JOIN threads t ON t.id = a.thread_id
 			ORDER BY a.thread_id DESC, p.name, a.tool LIMIT ?`, nil},
+		{AnswerThread, false, true, `SELECT a.thread_id, t.title, 0, '` + SandboxServer + `', a.tool, a.tool_hash, a.fingerprint, a.set_by, a.set_at
+			FROM sandbox_thread_allows a JOIN threads t ON t.id = a.thread_id
+			ORDER BY a.thread_id DESC, a.tool LIMIT ?`, nil},
 	} {
 		if len(out) >= limit {
 			break
@@ -76,7 +93,7 @@ func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, er
 			return nil, 0, err
 		}
 		for rows.Next() {
-			a := Allowance{Scope: q.scope, Plugin: q.plugin}
+			a := Allowance{Scope: q.scope, Plugin: q.plugin, Sandbox: q.sandbox}
 			var at string
 			if err := rows.Scan(&a.Thread, &a.ThreadTitle, &a.ServerID, &a.Server, &a.Tool, &a.Hash, &a.Fingerprint, &a.SetBy, &at); err != nil {
 				rows.Close()
@@ -98,14 +115,14 @@ func (s *Store) Allowances(ctx context.Context, limit int) ([]Allowance, int, er
 // named. One that is not there (revoked already) is ErrNotFound. A call
 // decided on it before runs; every call decided after asks.
 func (s *Store) Revoke(ctx context.Context, a Allowance) (Allowance, error) {
-	tb := tablesOf(a.Plugin)
+	tb := tablesOf(ToolRef{ServerID: a.ServerID, Plugin: a.Plugin, Sandbox: a.Sandbox, Tool: a.Tool})
+	_, where, args := tb.key(ToolRef{ServerID: a.ServerID, Sandbox: a.Sandbox, Tool: a.Tool})
 	var del string
-	args := []any{a.ServerID, a.Tool}
 	switch a.Scope {
 	case AnswerAlways:
-		del, args = `DELETE FROM `+tb.rules+` WHERE `+tb.id+` = ? AND tool = ? AND rule = ?`, append(args, Allow)
+		del, args = `DELETE FROM `+tb.rules+` WHERE `+where+` AND rule = ?`, append(args, Allow)
 	case AnswerThread:
-		del, args = `DELETE FROM `+tb.allows+` WHERE `+tb.id+` = ? AND tool = ? AND thread_id = ?`, append(args, a.Thread)
+		del, args = `DELETE FROM `+tb.allows+` WHERE `+where+` AND thread_id = ?`, append(args, a.Thread)
 	default:
 		return Allowance{}, fmt.Errorf("%w: scope %q: want %s or %s", ErrInvalid, a.Scope, AnswerAlways, AnswerThread)
 	}
@@ -117,14 +134,16 @@ func (s *Store) Revoke(ctx context.Context, a Allowance) (Allowance, error) {
 	var at string
 	err = tx.QueryRowContext(ctx, del+` RETURNING tool_hash, fingerprint, set_by, set_at`, args...).Scan(&a.Hash, &a.Fingerprint, &a.SetBy, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Allowance{}, fmt.Errorf("%w: no such allowance of %s (%s %d): it was revoked already, or the tool asks again", ErrNotFound, a.Tool, tb.noun(), a.ServerID)
+		return Allowance{}, fmt.Errorf("%w: no such allowance of %s: it was revoked already, or the tool asks again", ErrNotFound, tb.name(a))
 	}
 	if err != nil {
 		return Allowance{}, err
 	}
 	a.SetAt = parseStamp(at)
-	if err := tx.QueryRowContext(ctx, `SELECT name FROM `+tb.owners+` WHERE id = ?`, a.ServerID).Scan(&a.Server); err != nil {
-		return Allowance{}, err
+	if a.Server = SandboxServer; tb.owners != "" {
+		if err := tx.QueryRowContext(ctx, `SELECT name FROM `+tb.owners+` WHERE id = ?`, a.ServerID).Scan(&a.Server); err != nil {
+			return Allowance{}, err
+		}
 	}
 	if a.Scope == AnswerAlways {
 		a.Thread = 0

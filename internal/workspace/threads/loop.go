@@ -75,8 +75,11 @@ type Result struct {
 	Text    string
 	IsError bool
 	// Backend, for a sandboxed thread's call, names the sandbox backend
-	// that ran it.
+	// that ran it: the loop stores a KindCall event with the result.
 	Backend string
+	// Outcome, with Backend, says how the call ended (ok, error,
+	// timed_out, memory_killed, refused); "" is ok, or error with IsError.
+	Outcome string
 }
 
 // A Toolbox is how a run reaches tools. The workspace's is the tool
@@ -341,6 +344,9 @@ type loop struct {
 	// allowed are the events of calls that run under an allowance, by
 	// call id, each stored with the call's result (or its placeholder).
 	allowed map[string]Draft
+	// called are the KindCall events of calls a sandbox backend ran, by
+	// call id, each stored with the call's result.
+	called map[string]Draft
 	// fence, for a run taken as a job, keeps its writes to while it is
 	// this replica's; lost is set once it is not.
 	fence *fence
@@ -606,6 +612,9 @@ func (l *loop) call(ctx context.Context, c model.ToolCall, tools map[string]Tool
 		}
 	}
 	out, err := l.st.Tools.Call(ctx, t, args, l.st.Actor)
+	if out.Backend != "" {
+		l.backend(c, t, out, err)
+	}
 	if err != nil {
 		return refusal("the call failed: %v", err), "", ""
 	}
@@ -618,6 +627,23 @@ func (l *loop) call(ctx context.Context, c model.ToolCall, tools map[string]Tool
 		kept = "[the tool reported an error]\n" + kept
 	}
 	return Wrap(l.nonce, t.Server, t.Ref.Tool, kept), "", ""
+}
+
+// backend keeps the KindCall event of call c of t, which out's backend
+// ran (err: the call failed), to store with its result.
+func (l *loop) backend(c model.ToolCall, t Tool, out Result, err error) {
+	outcome := out.Outcome
+	switch {
+	case outcome != "":
+	case err != nil || out.IsError:
+		outcome = OutcomeError
+	default:
+		outcome = OutcomeOK
+	}
+	body, merr := marshal(CallEvent{Run: l.run.ID, CallID: c.ID, Name: t.Name, Backend: out.Backend, Outcome: outcome})
+	if merr == nil {
+		l.called[c.ID] = Draft{KindCall, body}
+	}
 }
 
 // refusal is the result of a call Zero did not run, or that failed.
@@ -722,22 +748,28 @@ func (l *loop) placeholders(ctx context.Context, why string) error {
 }
 
 // message appends m to the thread and the conversation; a call's result
-// after the allowance it ran under, if any, in one transaction.
+// after the allowance it ran under and the backend that ran it, if any,
+// in one transaction.
 func (l *loop) message(ctx context.Context, m model.Message) (Event, error) {
 	body, err := marshal(m)
 	if err != nil {
 		return Event{}, err
 	}
-	drafts := []Draft{{KindMessage, body}}
-	a, allowed := l.allowed[m.ToolCallID]
-	if allowed && m.Role == model.RoleTool {
-		drafts = []Draft{a, drafts[0]}
+	var drafts []Draft
+	if m.Role == model.RoleTool {
+		for _, before := range []map[string]Draft{l.allowed, l.called} {
+			if d, ok := before[m.ToolCallID]; ok {
+				drafts = append(drafts, d)
+			}
+		}
 	}
+	drafts = append(drafts, Draft{KindMessage, body})
 	e, err := l.append(ctx, 0, 0, drafts...)
 	if err != nil {
 		return Event{}, err
 	}
 	delete(l.allowed, m.ToolCallID)
+	delete(l.called, m.ToolCallID)
 	l.msgs = append(l.msgs, m)
 	return e[len(e)-1], nil
 }

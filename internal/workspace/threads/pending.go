@@ -41,8 +41,8 @@ func (s *Store) Request(ctx context.Context, rid int64, callID string, t ToolRef
 	}
 	exp := s.now().Add(ttl)
 	var id int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, plugin, tool, tool_hash, fingerprint, status, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, rid, callID, t.ServerID, t.Plugin, t.Tool, t.Hash, t.Fingerprint, Pending, stamp(exp)).Scan(&id)
+	err := s.db.QueryRowContext(ctx, `INSERT INTO thread_approvals (run_id, call_id, server_id, plugin, sandbox, tool, tool_hash, fingerprint, status, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, rid, callID, t.ServerID, t.Plugin, t.Sandbox, t.Tool, t.Hash, t.Fingerprint, Pending, stamp(exp)).Scan(&id)
 	return Approval{ID: id, Run: rid, CallID: callID, Tool: t, Status: Pending, Expires: exp}, err
 }
 
@@ -129,9 +129,9 @@ func (s *Store) approval(ctx context.Context, id int64) (Approval, int64, error)
 		thread int64
 		exp    string
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT a.id, a.run_id, a.call_id, a.server_id, a.plugin, a.tool, a.tool_hash, a.fingerprint, a.status, a.answered_by, a.expires_at, r.thread_id
-		FROM thread_approvals a JOIN thread_runs r ON r.id = a.run_id WHERE a.id = ?`, id).
-		Scan(&a.ID, &a.Run, &a.CallID, &a.Tool.ServerID, &a.Tool.Plugin, &a.Tool.Tool, &a.Tool.Hash, &a.Tool.Fingerprint, &a.Status, &a.By, &exp, &thread)
+	err := s.db.QueryRowContext(ctx, `SELECT a.id, a.run_id, a.call_id, a.server_id, a.plugin, a.sandbox, a.tool, a.tool_hash, a.fingerprint, a.status, a.answered_by,
+		a.expires_at, r.thread_id FROM thread_approvals a JOIN thread_runs r ON r.id = a.run_id WHERE a.id = ?`, id).
+		Scan(&a.ID, &a.Run, &a.CallID, &a.Tool.ServerID, &a.Tool.Plugin, &a.Tool.Sandbox, &a.Tool.Tool, &a.Tool.Hash, &a.Tool.Fingerprint, &a.Status, &a.By, &exp, &thread)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, 0, fmt.Errorf("%w: no approval %d", ErrNotFound, id)
 	}

@@ -103,7 +103,7 @@ func (r *Runner) enqueue(ctx context.Context, st Start) (Run, error) {
 
 func (r *Runner) newLoop(st Start, run Run) *loop {
 	return &loop{r: r, s: r.store, st: st, run: run, lim: st.Limits.withDefaults(), nonce: NewNonce(), seen: map[string]int{}, schemas: map[string]*Schema{},
-		allowed: map[string]Draft{}}
+		allowed: map[string]Draft{}, called: map[string]Draft{}}
 }
 
 // requeue queues again each run whose replica is gone. Two replicas may

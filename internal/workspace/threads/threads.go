@@ -23,6 +23,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/database"
 	"github.com/zero-dev/zero/internal/model"
+	"github.com/zero-dev/zero/internal/sandbox"
 )
 
 // Bounds.
@@ -36,8 +37,19 @@ const (
 	MaxEventBody = model.MaxResponseBody
 )
 
-// RuntimeHost is the one runtime built: tools run on this machine.
-const RuntimeHost = "host"
+// Runtimes: where a thread's tools run.
+const (
+	// RuntimeHost: the tool runtime's tools (servers' and plugins'), on
+	// this machine.
+	RuntimeHost = "host"
+	// RuntimeSandbox: built-in tools and model-authored plugins, each call
+	// in a fresh guest on the thread's sandbox backend, and nothing else.
+	RuntimeSandbox = "sandbox"
+)
+
+// WorkFolder is the folder, in a sandboxed thread's folder, that its
+// guests see at /work.
+const WorkFolder = "work"
 
 // Errors.
 var (
@@ -50,6 +62,12 @@ type Thread struct {
 	ID      int64  `json:"id"`
 	Title   string `json:"title"`
 	Runtime string `json:"runtime"`
+	// Backend is a sandboxed thread's sandbox backend, chosen when it was
+	// made: every run uses it or none; "" for a host thread.
+	Backend string `json:"backend"`
+	// WorkspaceCopy: each of a sandboxed thread's guests gets a scratch
+	// copy of its work folder (changes discarded), else the folder itself.
+	WorkspaceCopy bool `json:"workspace_copy"`
 	// Provider and Model are a snapshot, taken when the thread is made.
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
@@ -151,8 +169,31 @@ func checkTitle(title string) error {
 	return nil
 }
 
-// Create makes a thread and its folder, Dir/ID. A folder that is already
-// there (a link included) is not used: Create fails, and saves nothing.
+// WorkDir is a sandboxed thread's work folder: what its guests see at
+// /work.
+func (t Thread) WorkDir() string { return filepath.Join(t.Dir, WorkFolder) }
+
+// checkRuntime refuses a runtime that is not built, a sandboxed thread
+// without a known backend, and a host thread with sandbox settings.
+func checkRuntime(t Thread) error {
+	switch t.Runtime {
+	case RuntimeHost:
+		if t.Backend != "" || t.WorkspaceCopy {
+			return fmt.Errorf("%w: a host thread has no sandbox backend or workspace copy", ErrInvalid)
+		}
+	case RuntimeSandbox:
+		if _, err := sandbox.ParseBackend(t.Backend); err != nil {
+			return fmt.Errorf("%w: a sandboxed thread: %w", ErrInvalid, err)
+		}
+	default:
+		return fmt.Errorf("%w: runtime %q: want %q or %q", ErrInvalid, t.Runtime, RuntimeHost, RuntimeSandbox)
+	}
+	return nil
+}
+
+// Create makes a thread and its folder, Dir/ID, and for a sandboxed
+// thread its work folder in it. A folder that is already there (a link
+// included) is not used: Create fails, and saves nothing.
 func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 	if err := checkTitle(t.Title); err != nil {
 		return Thread{}, err
@@ -160,8 +201,8 @@ func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 	if t.Runtime == "" {
 		t.Runtime = RuntimeHost
 	}
-	if t.Runtime != RuntimeHost {
-		return Thread{}, fmt.Errorf("%w: runtime %q: only %q is built", ErrInvalid, t.Runtime, RuntimeHost)
+	if err := checkRuntime(t); err != nil {
+		return Thread{}, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -169,8 +210,9 @@ func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 	}
 	defer tx.Rollback()
 	now := s.now()
-	if err := tx.QueryRowContext(ctx, `INSERT INTO threads (title, runtime, provider, model, forked_from, forked_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, t.Title, t.Runtime, t.Provider, t.Model, t.ForkedFrom, t.ForkedAt, stamp(now), stamp(now)).Scan(&t.ID); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO threads (title, runtime, sandbox_backend, sandbox_copy, provider, model, forked_from, forked_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, t.Title, t.Runtime, t.Backend, t.WorkspaceCopy, t.Provider, t.Model, t.ForkedFrom, t.ForkedAt,
+		stamp(now), stamp(now)).Scan(&t.ID); err != nil {
 		return Thread{}, err
 	}
 	if err := index(ctx, tx, t.ID, 0, t.Title); err != nil {
@@ -180,8 +222,14 @@ func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 	if err != nil {
 		return Thread{}, err
 	}
+	if t.Runtime == RuntimeSandbox {
+		if err := os.Mkdir(filepath.Join(dir, WorkFolder), 0o700); err != nil {
+			os.Remove(dir)
+			return Thread{}, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
-		os.Remove(dir)
+		os.RemoveAll(dir)
 		return Thread{}, err
 	}
 	t.Created, t.Updated, t.Dir = now, now, dir
@@ -253,8 +301,8 @@ func (s *Store) Get(ctx context.Context, id int64) (Thread, error) {
 		t                Thread
 		created, updated string
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT id, title, runtime, provider, model, forked_from, forked_at, prompt_tokens, completion_tokens, created_at, updated_at
-		FROM threads WHERE id = ?`, id).Scan(&t.ID, &t.Title, &t.Runtime, &t.Provider, &t.Model, &t.ForkedFrom, &t.ForkedAt,
+	err := s.db.QueryRowContext(ctx, `SELECT id, title, runtime, sandbox_backend, sandbox_copy, provider, model, forked_from, forked_at, prompt_tokens, completion_tokens,
+		created_at, updated_at FROM threads WHERE id = ?`, id).Scan(&t.ID, &t.Title, &t.Runtime, &t.Backend, &t.WorkspaceCopy, &t.Provider, &t.Model, &t.ForkedFrom, &t.ForkedAt,
 		&t.PromptTokens, &t.CompletionTokens, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Thread{}, fmt.Errorf("%w: %d", ErrNotFound, id)
@@ -582,7 +630,8 @@ func (s *Store) fork(ctx context.Context, id, seq int64, path []Event) (Thread, 
 	if len(title)+len(" (fork)") <= MaxTitle {
 		title += " (fork)"
 	}
-	t, err := s.Create(ctx, Thread{Title: title, Runtime: src.Runtime, Provider: src.Provider, Model: src.Model, ForkedFrom: id, ForkedAt: seq})
+	t, err := s.Create(ctx, Thread{Title: title, Runtime: src.Runtime, Backend: src.Backend, WorkspaceCopy: src.WorkspaceCopy,
+		Provider: src.Provider, Model: src.Model, ForkedFrom: id, ForkedAt: seq})
 	if err != nil {
 		return Thread{}, err
 	}
@@ -597,7 +646,7 @@ func (s *Store) fork(ctx context.Context, id, seq int64, path []Event) (Thread, 
 	if _, err := s.appendAll(ctx, t.ID, 0, 0, 0, drafts); err != nil {
 		// No half fork is left.
 		s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM threads WHERE id = ?`, t.ID)
-		os.Remove(t.Dir)
+		os.RemoveAll(t.Dir)
 		return Thread{}, err
 	}
 	return t, nil
