@@ -48,8 +48,11 @@ type DockerRunner struct {
 	Host string
 	// Runtime is "" for runc or "runsc" for gVisor.
 	Runtime string
-	// Image is a local image; see EnsureImage.
-	Image string
+	// Image is a local image; see EnsureImage. When it is empty, the image
+	// is made of Programs, host programs, at the first use: see
+	// EnsureHostImage.
+	Image    string
+	Programs []string
 	// ProbeArgv is what the probe runs in Image; nil means
 	// {DockerGuestProgram}. It must exit 0.
 	ProbeArgv []string
@@ -153,7 +156,7 @@ func (r DockerRunner) Probe(ctx context.Context) error {
 	if _, err := r.call(ctx, 10*time.Second, "version", "--format", "{{.Server.Version}}"); err != nil {
 		return fmt.Errorf("%s: the daemon: %w", name, err)
 	}
-	if r.Image == "" {
+	if r.Image == "" && len(r.Programs) == 0 {
 		return fmt.Errorf("%s: no image to run", name)
 	}
 	ws, err := os.MkdirTemp("", "zero-docker-probe-")
@@ -183,7 +186,7 @@ func (r DockerRunner) Probe(ctx context.Context) error {
 
 // dockerArgs are the arguments of docker run for g, named name, with work
 // at /work.
-func (r DockerRunner) dockerArgs(g Guest, name, work string, l Limits) []string {
+func (r DockerRunner) dockerArgs(g Guest, name, work, image string, l Limits) []string {
 	mem, pids := l.MemoryBytes, l.Pids
 	if r.Runtime != "" {
 		// gVisor's Sentry and gofer run in the container's cgroup too.
@@ -207,7 +210,7 @@ func (r DockerRunner) dockerArgs(g Guest, name, work string, l Limits) []string 
 		p := strconv.Itoa(l.Pids)
 		args = append(args, "--runtime", r.Runtime, "--ulimit", "nproc="+p+":"+p)
 	}
-	args = append(args, "--entrypoint", g.Argv[0], r.Image)
+	args = append(args, "--entrypoint", g.Argv[0], image)
 	return append(args, g.Argv[1:]...)
 }
 
@@ -218,7 +221,11 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	if err := g.check(); err != nil {
 		return res, err
 	}
-	if r.Image == "" {
+	image, err := r.image(ctx)
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("%s: %w", res.Backend, err)
+	case image == "":
 		return res, fmt.Errorf("%s: no image", res.Backend)
 	}
 	if strings.Contains(g.Workspace, ":") {
@@ -242,7 +249,7 @@ func (r DockerRunner) Run(ctx context.Context, g Guest) (Result, error) {
 	}
 	defer roots.Close()
 	name := "zero-" + randomID()
-	run := r.docker(work, roots, limits.Wall, r.dockerArgs(g, name, work, limits)...)
+	run := r.docker(work, roots, limits.Wall, r.dockerArgs(g, name, work, image, limits)...)
 	run.Stdin = g.Stdin
 	run.OutputLimit = MaxOutput
 	started := time.Now()
