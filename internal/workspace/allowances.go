@@ -36,6 +36,7 @@ type allowanceKey struct {
 	Thread   int64  `json:"thread"`
 	ServerID int64  `json:"server_id"` // the plugin's id, with Plugin
 	Plugin   bool   `json:"plugin"`
+	Sandbox  bool   `json:"sandbox"` // a sandboxed thread's tool: no server_id
 	Tool     string `json:"tool"`
 }
 
@@ -50,7 +51,7 @@ func (w *Workspace) revokeAllowanceAPI(r *http.Request, c *auth.Caller) (any, er
 // revokeAllowance revokes the allowance k names, and records it with the
 // tool, its server, the scope and the hash and fingerprint it was bound to.
 func (w *Workspace) revokeAllowance(ctx context.Context, c *auth.Caller, k allowanceKey) (threads.Allowance, error) {
-	a, err := w.threads.Revoke(ctx, threads.Allowance{Scope: k.Scope, Thread: k.Thread, ServerID: k.ServerID, Plugin: k.Plugin, Tool: k.Tool})
+	a, err := w.threads.Revoke(ctx, threads.Allowance{Scope: k.Scope, Thread: k.Thread, ServerID: k.ServerID, Plugin: k.Plugin, Sandbox: k.Sandbox, Tool: k.Tool})
 	if err != nil {
 		return a, threadError(err)
 	}
@@ -58,12 +59,16 @@ func (w *Workspace) revokeAllowance(ctx context.Context, c *auth.Caller, k allow
 	if a.Scope == threads.AnswerThread {
 		target = threadTarget(a.Thread)
 	}
-	of := "server"
-	if a.Plugin {
-		of = "plugin"
+	detail := map[string]string{"scope": a.Scope, "tool": a.Tool, "tool_hash": a.Hash, "fingerprint": a.Fingerprint, "set_by": a.SetBy}
+	switch {
+	case a.Sandbox:
+		detail["sandbox"] = "true"
+	case a.Plugin:
+		detail["plugin"], detail["plugin_name"] = strconv.FormatInt(a.ServerID, 10), a.Server
+	default:
+		detail["server"], detail["server_name"] = strconv.FormatInt(a.ServerID, 10), a.Server
 	}
-	return a, w.record(c, "allowance.revoke", target, map[string]string{"scope": a.Scope, of: strconv.FormatInt(a.ServerID, 10),
-		of + "_name": a.Server, "tool": a.Tool, "tool_hash": a.Hash, "fingerprint": a.Fingerprint, "set_by": a.SetBy})
+	return a, w.record(c, "allowance.revoke", target, detail)
 }
 
 // allowancesData is the allowances page's.
@@ -94,6 +99,7 @@ func (w *Workspace) revokeAllowancePage(rw http.ResponseWriter, r *http.Request,
 	k.Thread, _ = strconv.ParseInt(r.PostFormValue("thread"), 10, 64)
 	k.ServerID, _ = strconv.ParseInt(r.PostFormValue("server_id"), 10, 64)
 	k.Plugin = r.PostFormValue("plugin") == "1"
+	k.Sandbox = r.PostFormValue("sandbox") == "1"
 	if _, err := w.revokeAllowance(r.Context(), c, k); err != nil {
 		return err
 	}
@@ -113,9 +119,10 @@ func shownWhen(t time.Time) string {
 type shownAllowance struct {
 	CallID, Scope, Server, Tool, By, When, Hash, Fingerprint string
 	Plugin                                                   bool // Server names a plugin
+	Sandbox                                                  bool // a sandboxed thread's tool: Fingerprint names its backend
 }
 
 func showAllowance(b threads.AllowanceEvent) *shownAllowance {
-	return &shownAllowance{CallID: b.CallID, Scope: b.Scope, Server: web.Visible(b.Server), Plugin: b.Plugin, Tool: web.Visible(b.Tool), By: web.Visible(b.SetBy),
+	return &shownAllowance{CallID: b.CallID, Scope: b.Scope, Server: web.Visible(b.Server), Plugin: b.Plugin, Sandbox: b.Sandbox, Tool: web.Visible(b.Tool), By: web.Visible(b.SetBy),
 		When: shownWhen(b.SetAt), Hash: web.Visible(b.Hash), Fingerprint: web.Visible(b.Fingerprint)}
 }

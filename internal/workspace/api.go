@@ -88,6 +88,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("GET /api/audit", w.api(owner, w.listAudit))
 	w.providerRoutes(mux)
 	w.threadRoutes(mux)
+	w.sandboxRoutes(mux)
 	w.allowanceRoutes(mux)
 	w.skillRoutes(mux)
 	w.pluginRoutes(mux)

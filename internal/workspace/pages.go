@@ -62,6 +62,7 @@ var notices = map[string]string{
 	"plugin_removed":   "The plugin is removed, with its secrets and its files.",
 	"secret_set":       "The secret's value is saved. It is never shown again.",
 	"secret_deleted":   "The secret's value is deleted.",
+	"sandbox_saved":    "The sandbox settings are saved: threads made from now on, and sandboxed calls decided from now on, follow them.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -108,6 +109,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /audit", w.page(owner, w.auditPage))
 	w.providerPageRoutes(mux)
 	w.threadPageRoutes(mux)
+	w.sandboxPageRoutes(mux)
 	w.skillPageRoutes(mux)
 	w.pluginPageRoutes(mux)
 }

@@ -124,14 +124,17 @@ func (w *Workspace) provider(ctx context.Context, name string) (providers.Provid
 
 func (w *Workspace) createThread(r *http.Request, c *auth.Caller) (any, error) {
 	var req struct {
-		Title    string `json:"title"`
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
+		Title         string `json:"title"`
+		Provider      string `json:"provider"`
+		Model         string `json:"model"`
+		Runtime       string `json:"runtime"`
+		WorkspaceCopy bool   `json:"workspace_copy"`
 	}
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	t, err := w.makeThread(r.Context(), c, threadForm{Title: strings.TrimSpace(req.Title), Provider: req.Provider, Model: strings.TrimSpace(req.Model)})
+	t, err := w.makeThread(r.Context(), c, threadForm{Title: strings.TrimSpace(req.Title), Provider: req.Provider, Model: strings.TrimSpace(req.Model),
+		Runtime: req.Runtime, Copy: req.WorkspaceCopy})
 	return t, threadError(err)
 }
 
@@ -202,7 +205,9 @@ func (w *Workspace) runThread(ctx context.Context, c *auth.Caller, how threads.S
 }
 
 // threadStart is what a run of thread id runs with: the thread's
-// provider as it is saved now, the tools approved, the limits.
+// provider as it is saved now, the tools approved (a sandboxed thread's:
+// its guests' tools, on its backend, which must be usable now), the
+// limits.
 func (w *Workspace) threadStart(ctx context.Context, id int64) (threads.Start, error) {
 	t, err := w.threads.Get(ctx, id)
 	if err != nil {
@@ -216,8 +221,14 @@ func (w *Workspace) threadStart(ctx context.Context, id int64) (threads.Start, e
 	if err != nil {
 		return threads.Start{}, fail(http.StatusConflict, "provider_unavailable", "%v", err)
 	}
+	var tools threads.Toolbox = w.endpoint.Threads()
+	if t.Runtime == threads.RuntimeSandbox {
+		if tools, err = w.sandboxTools(ctx, t); err != nil {
+			return threads.Start{}, err
+		}
+	}
 	return threads.Start{Thread: id, Model: providerModel{client: client, stream: p.Stream, model: t.Model},
-		Tools: w.endpoint.Threads(), Limits: w.threadLimits}, nil
+		Tools: tools, Limits: w.threadLimits}, nil
 }
 
 // providerModel answers a run's steps with a provider's model: streamed,
@@ -352,9 +363,13 @@ func (w *Workspace) answerApproval(r *http.Request, c *auth.Caller) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return a, w.record(c, "thread.approval", threadTarget(thread), map[string]string{
-		"approval": strconv.FormatInt(id, 10), "answer": a.Status, "server": strconv.FormatInt(a.Tool.ServerID, 10),
-		"tool": a.Tool.Tool, "tool_hash": a.Tool.Hash, "fingerprint": a.Tool.Fingerprint})
+	detail := map[string]string{"approval": strconv.FormatInt(id, 10), "answer": a.Status, "server": strconv.FormatInt(a.Tool.ServerID, 10),
+		"tool": a.Tool.Tool, "tool_hash": a.Tool.Hash, "fingerprint": a.Tool.Fingerprint}
+	if a.Tool.Sandbox {
+		delete(detail, "server")
+		detail["sandbox"] = "true"
+	}
+	return a, w.record(c, "thread.approval", threadTarget(thread), detail)
 }
 
 func (w *Workspace) threadSettings(r *http.Request, _ *auth.Caller) (any, error) {

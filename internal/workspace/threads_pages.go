@@ -37,8 +37,13 @@ func (w *Workspace) threadPageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /threads/{id}", w.page(anyone, w.threadPage))
 }
 
-// threadForm is what the new-thread form holds.
-type threadForm struct{ Title, Provider, Model string }
+// threadForm is what the new-thread form holds: Runtime is
+// threads.RuntimeHost ("" too) or threads.RuntimeSandbox, with Copy for a
+// scratch copy of the work folder in each guest.
+type threadForm struct {
+	Title, Provider, Model, Runtime string
+	Copy                            bool
+}
 
 // threadsData is the threads page's: the threads (all, or those that
 // match Query), and the new-thread form.
@@ -120,11 +125,11 @@ func (w *Workspace) showThreads(rw http.ResponseWriter, r *http.Request, c *auth
 // shows the form again with what was typed.
 func (w *Workspace) newThreadPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	f := threadForm{Title: strings.TrimSpace(r.PostFormValue("title")), Provider: r.PostFormValue("provider"),
-		Model: strings.TrimSpace(r.PostFormValue("model"))}
+		Model: strings.TrimSpace(r.PostFormValue("model")), Runtime: r.PostFormValue("runtime"), Copy: r.PostFormValue("workspace") == "copy"}
 	t, err := w.makeThread(r.Context(), c, f)
 	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return w.showThreads(rw, r, c, http.StatusBadRequest, threadsData{Form: f, Problem: ae.Message})
+	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Code == "sandbox_unavailable") {
+		return w.showThreads(rw, r, c, ae.Status, threadsData{Form: f, Problem: ae.Message})
 	}
 	if err != nil {
 		return err
@@ -153,14 +158,24 @@ func (w *Workspace) makeThread(ctx context.Context, c *auth.Caller, f threadForm
 	case len(f.Model) > model.MaxModelID || strings.ContainsFunc(f.Model, unicode.IsControl):
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "A model name is at most %d bytes, with no control characters.", model.MaxModelID)
 	}
-	t, err := w.threads.Create(ctx, threads.Thread{Title: f.Title, Provider: p.Name, Model: f.Model})
+	t := threads.Thread{Title: f.Title, Runtime: f.Runtime, Provider: p.Name, Model: f.Model}
+	if f.Runtime == threads.RuntimeSandbox {
+		if t, err = w.sandboxThread(ctx, t, f.Copy); err != nil {
+			return threads.Thread{}, err
+		}
+	}
+	t, err = w.threads.Create(ctx, t)
 	if errors.Is(err, threads.ErrInvalid) {
 		return threads.Thread{}, fail(http.StatusBadRequest, "invalid_thread", "The thread was not made: %s.", strings.TrimPrefix(err.Error(), threads.ErrInvalid.Error()+": "))
 	}
 	if err != nil {
 		return threads.Thread{}, err
 	}
-	return t, w.record(c, "thread.create", threadTarget(t.ID), map[string]string{"provider": p.Name, "model": f.Model})
+	detail := map[string]string{"provider": p.Name, "model": f.Model, "runtime": t.Runtime}
+	if t.Runtime == threads.RuntimeSandbox {
+		detail["backend"], detail["workspace"] = t.Backend, workspaceMode(t.WorkspaceCopy)
+	}
+	return t, w.record(c, "thread.create", threadTarget(t.ID), detail)
 }
 
 // threadData is the conversation page's.
@@ -210,7 +225,11 @@ type threadItem struct {
 	Approval *shownApproval
 	Run      *runEnd
 	Allowed  *shownAllowance // a call that ran without asking
+	Ran      *shownRan       // the sandbox backend that ran a call
 }
+
+// shownRan is a call event's body as shown.
+type shownRan struct{ CallID, Name, Backend, Outcome string }
 
 type shownCall struct{ ID, Name, Args string }
 
@@ -349,6 +368,12 @@ func threadItems(events []threads.Event) []threadItem {
 				continue
 			}
 			it.Allowed = showAllowance(b)
+		case threads.KindCall:
+			var b threads.CallEvent
+			if json.Unmarshal(e.Body, &b) != nil {
+				continue
+			}
+			it.Ran = &shownRan{CallID: b.CallID, Name: web.Visible(b.Name), Backend: web.Visible(b.Backend), Outcome: web.Visible(b.Outcome)}
 		case "run":
 			var b struct {
 				Run    int64  `json:"run"`

@@ -33,6 +33,7 @@ import (
 	"github.com/zero-dev/zero/internal/guard/fsroot"
 	"github.com/zero-dev/zero/internal/guard/localhttp"
 	"github.com/zero-dev/zero/internal/guard/netguard"
+	"github.com/zero-dev/zero/internal/sandbox"
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/endpoint"
 	"github.com/zero-dev/zero/internal/workspace/plugins"
@@ -94,6 +95,14 @@ type Options struct {
 	// means the system's.
 	TLS      *tls.Config
 	Resolver netguard.Resolver
+	// SandboxRunners are the sandbox backends sandboxed threads may use;
+	// nil: sandbox.DefaultRunners, every backend (tests pass their own).
+	SandboxRunners []sandbox.Runner
+	// SandboxHelper is the host path of the guest helper program, which
+	// sandboxed threads' file tools run in their guests, with
+	// SandboxHelperArgs before each command: zero itself and {"guest"}.
+	SandboxHelper     string
+	SandboxHelperArgs []string
 }
 
 // A Workspace is an open workspace: its database, key, audit log and
@@ -126,6 +135,7 @@ type Workspace struct {
 	box          *secrets.Box
 	refusals     *refusals
 	shown        *showOnce
+	sandboxes    sandboxes // the sandbox backends, made at their first use
 }
 
 // Open opens (creating and migrating as needed) the workspace under

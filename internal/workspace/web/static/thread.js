@@ -468,10 +468,10 @@
   // allowance that let it, as threads_pages.go shows it.
   function allowance(ev) {
     var a = ev.body || {};
-    var always = a.scope === "always";
+    var always = a.scope === "always", byDefault = a.scope === "sandbox_default";
     var li = el("li", "allowance");
     li.dataset.callId = String(a.call_id || "");
-    li.dataset.scope = always ? "always" : "thread";
+    li.dataset.scope = always ? "always" : byDefault ? "sandbox_default" : "thread";
     li.dataset.seq = String(ev.seq);
     li.id = "event-" + ev.seq;
     li.appendChild(badge("passed", "Ran without asking"));
@@ -484,15 +484,33 @@
     var by = a.set_by ? visible(String(a.set_by)) : "someone not recorded";
     var at = a.set_at ? when(a.set_at) : "";
     var given = at ? ", " + at : "";
-    li.appendChild(el("span", "allowed-by", (always ? "always allowed, in every thread" : "allowed in this thread") + ", by " + by + given));
+    li.appendChild(el("span", "allowed-by", (always ? "always allowed, in every thread" : byDefault ? "allowed by the owner's default for sandboxed threads" : "allowed in this thread") + ", by " + by + given));
     li.appendChild(document.createTextNode(", for the tool "));
     li.appendChild(el("code", "hash", visible(String(a.tool_hash || ""))));
-    li.appendChild(document.createTextNode(a.plugin ? " of the plugin " : " of the server "));
+    li.appendChild(document.createTextNode(a.plugin ? " of the plugin " : a.sandbox ? " of the backend " : " of the server "));
     li.appendChild(el("code", "hash", visible(String(a.fingerprint || ""))));
     li.appendChild(document.createTextNode(". "));
-    var link = el("a", "", "Allowances");
-    link.href = "/allowances";
+    var link = el("a", "", byDefault ? "Sandbox settings" : "Allowances");
+    link.href = byDefault ? "/sandbox" : "/allowances";
     li.appendChild(link);
+    return li;
+  }
+
+  // ran is the item of a call a sandbox backend ran, as threads_pages.go
+  // shows it.
+  function ran(ev) {
+    var b = ev.body || {};
+    var li = el("li", "ran");
+    li.dataset.callId = String(b.call_id || "");
+    li.dataset.backend = visible(String(b.backend || ""));
+    li.dataset.outcome = visible(String(b.outcome || ""));
+    li.dataset.seq = String(ev.seq);
+    li.id = "event-" + ev.seq;
+    li.appendChild(el("code", "tool-name", visible(String(b.name || ""))));
+    li.appendChild(document.createTextNode(" ran in a guest on "));
+    li.appendChild(el("code", "backend", visible(String(b.backend || ""))));
+    li.appendChild(document.createTextNode(": "));
+    li.appendChild(el("span", "outcome", visible(String(b.outcome || ""))));
     return li;
   }
 
@@ -556,6 +574,9 @@
     case "allowance":
       append(allowance(ev));
       break;
+    case "call":
+      append(ran(ev));
+      break;
     case "usage":
       setUsage(b);
       break;
@@ -583,7 +604,7 @@
       if (es.readyState === EventSource.CLOSED) setLive("closed", "Not live: reload the page to see what changed.");
       else setLive("reconnecting", "Reconnecting…");
     };
-    ["message", "run", "approval", "allowance", "usage"].forEach(function (kind) {
+    ["message", "run", "approval", "allowance", "call", "usage"].forEach(function (kind) {
       es.addEventListener(kind, function (e) { handle(parse(e)); });
     });
     es.addEventListener("delta", function (e) {

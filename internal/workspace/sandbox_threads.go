@@ -1,0 +1,67 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/zero-dev/zero/internal/sandbox"
+	"github.com/zero-dev/zero/internal/workspace/threads"
+)
+
+// sandboxThread gives t, a sandboxed thread to make, its backend: the
+// strongest the owner's settings allow whose probe passes here; none is a
+// 409 sandbox_unavailable, and no thread is made.
+func (w *Workspace) sandboxThread(ctx context.Context, t threads.Thread, copy bool) (threads.Thread, error) {
+	set, err := w.threads.SandboxSettings(ctx)
+	if err != nil {
+		return t, err
+	}
+	r, err := w.chooseBackend(ctx, set.Policy())
+	if err != nil {
+		return t, err
+	}
+	t.Backend, t.WorkspaceCopy = string(r.Backend()), copy
+	return t, nil
+}
+
+// workspaceMode names how a sandboxed thread's guests get its work
+// folder.
+func workspaceMode(copy bool) string {
+	if copy {
+		return "copy"
+	}
+	return "bind"
+}
+
+// sandboxRunner returns the runner of sandboxed thread t's backend, once
+// its probe passes now: a run uses exactly the thread's backend, never
+// another, never the host; else it is a 409 sandbox_unavailable.
+func (w *Workspace) sandboxRunner(ctx context.Context, t threads.Thread) (sandbox.Runner, string, error) {
+	r, err := w.chooseBackend(ctx, sandbox.Policy{Pin: sandbox.Backend(t.Backend)})
+	if err != nil {
+		return nil, "", err
+	}
+	// The folder itself, not a link put in its place; canonical, as a
+	// guest's workspace must be.
+	if fi, err := os.Lstat(t.WorkDir()); err != nil || !fi.IsDir() {
+		return nil, "", fmt.Errorf("thread %d's work folder %s is not a folder: %v", t.ID, t.WorkDir(), err)
+	}
+	ws, err := filepath.EvalSymlinks(t.WorkDir())
+	if err != nil {
+		return nil, "", fmt.Errorf("thread %d's work folder: %w", t.ID, err)
+	}
+	return r, ws, nil
+}
+
+// sandboxTools is the toolbox of a run of sandboxed thread t: its
+// built-in tools and the plugins the model wrote, each call in a fresh
+// guest on the thread's backend, which must be usable now.
+func (w *Workspace) sandboxTools(ctx context.Context, t threads.Thread) (threads.Toolbox, error) {
+	if _, _, err := w.sandboxRunner(ctx, t); err != nil {
+		return nil, err
+	}
+	return nil, fail(http.StatusConflict, "sandbox_unavailable", "sandboxed threads' tools are not built yet")
+}
