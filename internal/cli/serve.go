@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -97,8 +99,18 @@ alone.
 					return usagef("ZERO_GITHUB_URL: %v", err)
 				}
 			}
+			// Sandboxed threads' guests run this executable as their helper
+			// ("zero guest ..."); without its path they have no file tools.
+			helper, err := os.Executable()
+			if err == nil {
+				helper, err = filepath.EvalSymlinks(helper)
+			}
+			if err != nil {
+				return fmt.Errorf("find zero's own executable, the sandbox's guest helper: %w", err)
+			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
-				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), DatabaseURL: databaseURL, GitHubURL: githubURL, GitHubToken: githubToken(ctx, home, githubURL)}, *addr)
+				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), DatabaseURL: databaseURL, GitHubURL: githubURL,
+				GitHubToken: githubToken(ctx, home, githubURL), SandboxHelper: helper, SandboxHelperArgs: []string{guestWord}}, *addr)
 		},
 	}
 }

@@ -3,11 +3,12 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 
+	"github.com/zero-dev/zero/internal/audit"
 	"github.com/zero-dev/zero/internal/sandbox"
+	"github.com/zero-dev/zero/internal/workspace/sandboxed"
 	"github.com/zero-dev/zero/internal/workspace/threads"
 )
 
@@ -58,10 +59,22 @@ func (w *Workspace) sandboxRunner(ctx context.Context, t threads.Thread) (sandbo
 
 // sandboxTools is the toolbox of a run of sandboxed thread t: its
 // built-in tools and the plugins the model wrote, each call in a fresh
-// guest on the thread's backend, which must be usable now.
+// guest on the thread's backend, which must be usable now. Each call is
+// audited: sandbox.call, or plugin.model_authored.call.
 func (w *Workspace) sandboxTools(ctx context.Context, t threads.Thread) (threads.Toolbox, error) {
-	if _, _, err := w.sandboxRunner(ctx, t); err != nil {
+	r, ws, err := w.sandboxRunner(ctx, t)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fail(http.StatusConflict, "sandbox_unavailable", "sandboxed threads' tools are not built yet")
+	_, node := w.sandboxRunners(ctx)
+	return sandboxed.New(sandboxed.Options{Runner: r, Workspace: ws, Copy: t.WorkspaceCopy, Helper: w.opts.SandboxHelper,
+		HelperArgs: w.opts.SandboxHelperArgs, Node: node, Limits: w.sandboxLimits, Thread: t.ID, Log: w.log,
+		Record: func(ctx context.Context, c sandboxed.Call) error {
+			action, detail := "sandbox.call", map[string]string{"tool": c.Tool, "backend": string(c.Backend), "outcome": c.Outcome}
+			if c.ModelAuthored {
+				action, detail["plugin"] = "plugin.model_authored.call", c.Plugin
+			}
+			_, err := w.audit.Append(audit.Event{Actor: threadTarget(t.ID), Action: action, Target: threadTarget(t.ID), Detail: detail})
+			return err
+		}}), nil
 }

@@ -124,18 +124,21 @@ type Workspace struct {
 	// threadLimits bound each run; zero values are the defaults (tests
 	// lower them).
 	threadLimits threads.Limits
-	audit        *audit.Log
-	auditPath    string
-	roots        *fsroot.Set
-	ownerID      int64
-	log          *slog.Logger
-	base         string   // http://host:port, once listening
-	origins      []string // the origins a browser may send from
-	pages        *web.Renderer
-	box          *secrets.Box
-	refusals     *refusals
-	shown        *showOnce
-	sandboxes    sandboxes // the sandbox backends, made at their first use
+	// sandboxLimits bound each guest of a sandboxed thread; zero values
+	// are sandbox's defaults (tests lower them).
+	sandboxLimits sandbox.Limits
+	audit         *audit.Log
+	auditPath     string
+	roots         *fsroot.Set
+	ownerID       int64
+	log           *slog.Logger
+	base          string   // http://host:port, once listening
+	origins       []string // the origins a browser may send from
+	pages         *web.Renderer
+	box           *secrets.Box
+	refusals      *refusals
+	shown         *showOnce
+	sandboxes     sandboxes // the sandbox backends, made at their first use
 }
 
 // Open opens (creating and migrating as needed) the workspace under

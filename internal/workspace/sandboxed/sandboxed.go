@@ -101,6 +101,7 @@ func (b *Toolbox) Call(ctx context.Context, t threads.Tool, args json.RawMessage
 	if c.Outcome == "" {
 		c.Outcome = OutcomeError
 	}
+	res.Outcome = c.Outcome
 	if b.o.Record != nil {
 		if rerr := b.o.Record(ctx, c); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("record the call: %w", rerr))
