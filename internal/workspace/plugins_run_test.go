@@ -51,26 +51,10 @@ func (r *statusResolver) names() []string {
 // allows it), and the call's result says so, from Zero.
 func TestExamplePluginCannotReachLoopback(t *testing.T) {
 	hosttest.Require(t)
-	files := map[string]string{"LICENSE": mitLicence}
-	for _, name := range []string{plugin.ManifestFile, "plugin.js"} {
-		data, err := os.ReadFile(filepath.Join("..", "plugin", "testdata", "example", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(data)
-	}
-	g := testgit.NewServer(t)
-	g.Repo(t, "acme/notes-helper", files)
 	resolver := &statusResolver{}
-	ts := start(t, Options{GitHubURL: g.URL, Resolver: resolver})
+	ts := start(t, Options{GitHubURL: exampleRepo(t), Resolver: resolver})
 	b := ts.browser
-	req := map[string]string{"repo": "acme/notes-helper", "ref": "main"}
-	var p plugins.Preview
-	b.must("POST", "/api/plugins/preview", req, 200, &p)
-	var in plugins.Installed
-	b.must("POST", "/api/plugins", map[string]any{"repo": "acme/notes-helper", "ref": "main", "commit": p.Commit,
-		"permission_hash": p.PermissionHash, "set_hash": p.SetHash}, 201, &in)
-	b.must("POST", "/api/plugins/"+itoa(in.Plugin.ID)+"/enable", map[string]string{"fingerprint": p.Fingerprint}, 200, nil)
+	ts.installExample()
 
 	var bearer struct {
 		Token string `json:"token"`
@@ -101,4 +85,35 @@ func TestExamplePluginCannotReachLoopback(t *testing.T) {
 	if len(resolver.names()) == 0 {
 		t.Error("the broker never resolved status.example.com: was the host refused for another reason?")
 	}
+}
+
+// exampleRepo serves the example plugin of docs/plugins.md as
+// acme/notes-helper from a real local git server, and returns its URL.
+func exampleRepo(t testing.TB) string {
+	t.Helper()
+	files := map[string]string{"LICENSE": mitLicence}
+	for _, name := range []string{plugin.ManifestFile, "plugin.js"} {
+		data, err := os.ReadFile(filepath.Join("..", "plugin", "testdata", "example", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(data)
+	}
+	g := testgit.NewServer(t)
+	g.Repo(t, "acme/notes-helper", files)
+	return g.URL
+}
+
+// installExample installs and enables the example plugin from the
+// workspace's git server (exampleRepo): its tools are offered as
+// notes-helper__NAME.
+func (ts *testServer) installExample() {
+	ts.t.Helper()
+	b := ts.browser
+	var p plugins.Preview
+	b.must("POST", "/api/plugins/preview", map[string]string{"repo": "acme/notes-helper", "ref": "main"}, 200, &p)
+	var in plugins.Installed
+	b.must("POST", "/api/plugins", map[string]any{"repo": "acme/notes-helper", "ref": "main", "commit": p.Commit,
+		"permission_hash": p.PermissionHash, "set_hash": p.SetHash}, 201, &in)
+	b.must("POST", "/api/plugins/"+itoa(in.Plugin.ID)+"/enable", map[string]string{"fingerprint": p.Fingerprint}, 200, nil)
 }
