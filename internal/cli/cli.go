@@ -134,6 +134,9 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		fmt.Fprint(stdio.Err, mainUsage(root))
 		return exitUsage
 	}
+	if args[0] == guestWord {
+		return runGuest(args[1:], stdio)
+	}
 	if isHelpFlag(args[0]) {
 		args = []string{"help"}
 	}

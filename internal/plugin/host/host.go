@@ -235,7 +235,7 @@ func Command(ctx context.Context, o Options) (*Sandbox, error) {
 	if err := checkOptions(o); err != nil {
 		return nil, err
 	}
-	hostFile, err := install(o.DataDir)
+	hostFile, err := Install(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -391,11 +391,11 @@ func (s *Sandbox) Close() error {
 	return errors.Join(errs...)
 }
 
-// install writes host.js into DataDir/plugin-host (mode 0700), named by its
+// Install writes host.js into dataDir/plugin-host (mode 0700), named by its
 // hash, unless the file there has the right bytes, and returns its
 // canonical path. A file there with other bytes is replaced, so the host
 // that runs is always the one Hash names.
-func install(dataDir string) (string, error) {
+func Install(dataDir string) (string, error) {
 	dir := filepath.Join(dataDir, "plugin-host")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("plugin host: %w", err)

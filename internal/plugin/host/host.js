@@ -161,6 +161,10 @@ async function handle(message) {
   }
 }
 
+// The requests being answered: when stdin closes, the host exits once they
+// are, so that a client may send its last request and close (Zero's
+// sandboxed threads send a whole session at once).
+const answering = new Set();
 const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 lines.on('line', (line) => {
   if (line.trim() === '') {
@@ -173,9 +177,11 @@ lines.on('line', (line) => {
     replyError(null, -32700, 'parse error');
     return;
   }
-  handle(message).catch((err) => printToStderr('zero-plugin-host:', err));
+  const answer = handle(message).catch((err) => printToStderr('zero-plugin-host:', err));
+  answering.add(answer);
+  answer.finally(() => answering.delete(answer));
 });
-lines.on('close', () => process.exit(0));
+lines.on('close', () => Promise.allSettled(answering).then(() => process.exit(0)));
 
 // ctx.fetch(url, {method, headers, body}): an HTTP request to a granted host,
 // through a CONNECT tunnel of Zero's broker (then TLS, for https). Redirects

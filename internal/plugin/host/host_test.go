@@ -226,7 +226,7 @@ func TestCommandRefuses(t *testing.T) {
 // always the approved host.
 func TestHostFileIsVerified(t *testing.T) {
 	data := tempDir(t)
-	file, err := install(data)
+	file, err := Install(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestHostFileIsVerified(t *testing.T) {
 	if err := os.WriteFile(file, []byte("process.exit(0)"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	again, err := install(data)
+	again, err := Install(data)
 	if err != nil || again != file {
 		t.Fatalf("install again: %q, %v", again, err)
 	}
@@ -384,5 +384,30 @@ func TestHashIsOfTheEmbeddedHost(t *testing.T) {
 	sum := sha256.Sum256(data)
 	if got := "sha256:" + hex.EncodeToString(sum[:]); got != Hash || !slices.Equal(data, source) {
 		t.Errorf("Hash %s, host.js hashes to %s", Hash, got)
+	}
+}
+
+// TestHostAnswersBeforeStdinCloses: a client that sends its requests and
+// closes stdin at once gets every answer before the host exits (a call
+// waits on the plugin's module, which loads after stdin has ended).
+func TestHostAnswersBeforeStdinCloses(t *testing.T) {
+	w := newWorld(t)
+	dir := w.plugin(t, "closing", "exports.late = async () => { await new Promise((r) => setTimeout(r, 50)); return 'answered'; };\n")
+	sb, err := Command(context.Background(), w.options(dir, plugin.Capabilities{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	sb.Cmd.Stdin = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"late","arguments":{}}}
+`)
+	res, err := spawn.Run(context.Background(), sb.Cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"answered"}]}}`
+	if !strings.Contains(string(res.Stdout), want) || res.ExitCode != 0 {
+		t.Errorf("exit %d, stdout %s; want the call's answer %s", res.ExitCode, res.Stdout, want)
 	}
 }
