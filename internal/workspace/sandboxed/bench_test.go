@@ -12,9 +12,8 @@ import (
 func BenchmarkModelAuthoredCall(b *testing.B) {
 	node := requireNode(b)
 	for _, be := range backends {
-		b.Run(string(be.runner.Backend()), func(b *testing.B) {
-			requireRunner(b, be.runner, be.require)
-			box, _ := newBox(b, be.runner, false, node)
+		b.Run(string(be.name), func(b *testing.B) {
+			box, _ := newBox(b, be.runner(b), false, node)
 			writePlugin(b, box.o.Workspace, "probe", pluginManifest, pluginJS)
 			touch := tool(b, box, "probe__touch")
 			for b.Loop() {
