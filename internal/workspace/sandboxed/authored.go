@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/zero-dev/zero/internal/plugin"
 	"github.com/zero-dev/zero/internal/plugin/host"
 	"github.com/zero-dev/zero/internal/sandbox"
