@@ -2,110 +2,33 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopDockerd()
+	dockertest.Stop()
 	os.Exit(code)
-}
-
-// testDaemon is the dockerd this test run started, once, with its image.
-var testDaemon struct {
-	once  sync.Once
-	dir   string
-	cmd   *exec.Cmd
-	done  chan struct{} // closed when cmd has exited
-	host  string
-	image string
-	err   error
 }
 
 const testImage = "zero-test/payload:1"
 
-// startDockerd starts a daemon of its own under a short /tmp path: no
-// bridge, no iptables, overlay2 (vfs where overlay2 fails), and the runsc
-// runtime registered on the ptrace platform; then builds the test image
-// from the payload.
-func startDockerd() error {
-	dockerd, err := exec.LookPath("dockerd")
-	if err != nil {
-		return fmt.Errorf("no dockerd: %w", err)
-	}
-	dir, err := os.MkdirTemp("/tmp", "zd")
-	if err != nil {
-		return err
-	}
-	testDaemon.dir = dir
-	conf, _ := json.Marshal(map[string]any{"runtimes": map[string]any{
-		"runsc": map[string]any{"path": RunscProgram, "runtimeArgs": []string{"--platform=ptrace", "--network=none"}},
-	}})
-	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), conf, 0o644); err != nil {
-		return err
-	}
-	sock := filepath.Join(dir, "docker.sock")
-	testDaemon.host = "unix://" + sock
-	var why []string
-	for _, driver := range []string{"overlay2", "vfs"} {
-		log, err := os.Create(filepath.Join(dir, "dockerd-"+driver+".log"))
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(dockerd, "--config-file="+filepath.Join(dir, "daemon.json"),
-			"--data-root="+filepath.Join(dir, "data"), "--exec-root="+filepath.Join(dir, "exec"),
-			"--pidfile="+filepath.Join(dir, "dockerd.pid"), "-H", testDaemon.host,
-			"--bridge=none", "--iptables=false", "--ip6tables=false", "--storage-driver="+driver)
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); log.Close(); close(exited) }()
-		r := DockerRunner{Host: testDaemon.host}
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			select {
-			case <-exited:
-				deadline = time.Time{}
-				continue
-			default:
-			}
-			if _, err := r.call(context.Background(), 5*time.Second, "version"); err == nil {
-				testDaemon.cmd, testDaemon.done = cmd, exited
-				return buildTestImage(r)
-			}
-			select {
-			case <-exited:
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-		b, _ := os.ReadFile(log.Name())
-		why = append(why, driver+": "+lastLines(string(b)))
-	}
-	return fmt.Errorf("dockerd did not start: %s", strings.Join(why, "; "))
-}
+// testImages are the daemons the test image was built on.
+var testImages sync.Map
 
-func lastLines(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-3):], " | ")
-}
-
-// buildTestImage builds testImage holding the static payload.
-func buildTestImage(r DockerRunner) error {
+// buildTestImage builds testImage holding the static payload, once.
+func buildTestImage(host string) error {
+	if _, ok := testImages.Load(host); ok {
+		return nil
+	}
 	dir, err := os.MkdirTemp("", "zero-payload-")
 	if err != nil {
 		return err
@@ -117,40 +40,11 @@ func buildTestImage(r DockerRunner) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the payload: %v\n%s", err, out)
 	}
-	r.Image = testImage
-	testDaemon.image = testImage
-	return r.EnsureImage(context.Background(), bin)
-}
-
-// stopDockerd stops the daemon, if this run started one, with any
-// container left, then kills what the daemon started that outlived it
-// (containerd's shims do, and a runsc sandbox whose start failed), and
-// removes its folder.
-func stopDockerd() {
-	if testDaemon.cmd != nil {
-		r := DockerRunner{Host: testDaemon.host}
-		if ids, err := r.call(context.Background(), 10*time.Second, "ps", "-aq"); err == nil && strings.TrimSpace(ids) != "" {
-			r.call(context.Background(), 60*time.Second, append([]string{"rm", "-f"}, strings.Fields(ids)...)...)
-		}
-		testDaemon.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-testDaemon.done:
-		case <-time.After(20 * time.Second):
-			syscall.Kill(-testDaemon.cmd.Process.Pid, syscall.SIGKILL)
-			<-testDaemon.done
-		}
+	if err := (DockerRunner{Host: host, Image: testImage}).EnsureImage(context.Background(), bin); err != nil {
+		return err
 	}
-	if testDaemon.dir != "" {
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range procs {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), testDaemon.dir) {
-				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		syscall.Unmount(filepath.Join(testDaemon.dir, "data"), syscall.MNT_DETACH)
-		os.RemoveAll(testDaemon.dir)
-	}
+	testImages.Store(host, true)
+	return nil
 }
 
 // requireDocker returns a runner of the test daemon with runtime (""
@@ -158,9 +52,9 @@ func stopDockerd() {
 // unusable, unless ZERO_REQUIRE_DOCKER is set: then it fails.
 func requireDocker(t testing.TB, runtime string) DockerRunner {
 	t.Helper()
-	testDaemon.once.Do(func() { testDaemon.err = startDockerd() })
-	r := DockerRunner{Host: testDaemon.host, Runtime: runtime, Image: testImage, ProbeArgv: []string{DockerGuestProgram, "true"}}
-	err := testDaemon.err
+	d := dockertest.Require(t)
+	r := DockerRunner{Host: d.Host, Runtime: runtime, Image: testImage, ProbeArgv: []string{DockerGuestProgram, "true"}}
+	err := buildTestImage(d.Host)
 	if err == nil {
 		err = r.Probe(context.Background())
 	}

@@ -3,14 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -162,32 +160,18 @@ func (s Spec) callTimeout(server time.Duration) time.Duration {
 }
 
 // checkArguments checks a call's arguments against the input schema the
-// plugin's manifest declares for tool, as offered: the plugin's code only
-// ever receives arguments of the shape the owner approved. A server checks
-// its own; a plugin's host does not.
+// plugin's manifest declares for tool, as offered (plugin.CheckArguments).
 func (p *Plugin) checkArguments(tool string, args json.RawMessage) error {
 	i := slices.IndexFunc(p.Tools, func(t Tool) bool { return t.Name == tool })
 	if i < 0 {
 		return fmt.Errorf("the plugin declares no tool %q", visibleName(tool))
 	}
-	var schema jsonschema.Schema
-	if err := json.Unmarshal(p.Tools[i].InputSchema, &schema); err != nil {
-		return fmt.Errorf("tool %q: its input schema: %w", visibleName(tool), err)
-	}
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		return fmt.Errorf("tool %q: its input schema: %w", visibleName(tool), err)
-	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Errorf("tool %q: arguments: %w", visibleName(tool), err)
-	}
-	if err := resolved.Validate(v); err != nil {
-		return fmt.Errorf("%w: tool %q: %v", ErrArguments, visibleName(tool), err)
+	if err := plugin.CheckArguments(p.Tools[i].InputSchema, args); err != nil {
+		return fmt.Errorf("tool %q: %w", visibleName(tool), err)
 	}
 	return nil
 }
 
 // ErrArguments refuses a plugin call whose arguments do not fit the tool's
 // input schema: nothing was sent to the plugin.
-var ErrArguments = errors.New("the arguments do not fit the tool's parameters, and were not sent")
+var ErrArguments = plugin.ErrArguments

@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/zero-dev/zero/internal/plugin"
 	"github.com/zero-dev/zero/internal/plugin/host"
 	"github.com/zero-dev/zero/internal/sandbox"
@@ -222,26 +220,12 @@ func (b *Toolbox) callAuthored(ctx context.Context, t threads.Tool, name, tool s
 // checkArguments checks args against the tool's input schema, as a host
 // thread's plugin call is: the plugin's code gets only what fits.
 func checkArguments(t *plugin.Tool, args json.RawMessage) error {
-	raw, err := t.InputSchema()
+	schema, err := t.InputSchema()
 	if err != nil {
 		return err
 	}
-	var schema jsonschema.Schema
-	if err := json.Unmarshal(raw, &schema); err != nil {
-		return fmt.Errorf("tool %s: its input schema: %w", t.Name, err)
-	}
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		return fmt.Errorf("tool %s: its input schema: %w", t.Name, err)
-	}
-	var v any = map[string]any{}
-	if len(bytes.TrimSpace(args)) > 0 {
-		if err := json.Unmarshal(args, &v); err != nil {
-			return fmt.Errorf("tool %s: arguments: %w", t.Name, err)
-		}
-	}
-	if err := resolved.Validate(v); err != nil {
-		return fmt.Errorf("tool %s: the arguments do not fit its parameters, and were not sent: %v", t.Name, err)
+	if err := plugin.CheckArguments(schema, args); err != nil {
+		return fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	return nil
 }

@@ -30,7 +30,8 @@ var builtins = []builtin{
 		name: "run",
 		description: "Run a program in a fresh sandbox guest (no network, no secrets), with the workspace at /work " +
 			"(its working directory). argv[0] is an absolute path in the guest (/usr/bin/python3, /work/build/app) or a " +
-			"bare name looked up in /usr/bin and /bin; no shell reads argv. Returns the exit code, stdout and stderr " +
+			"bare name looked up in /usr/bin and /bin; no shell reads argv. A bubblewrap or runsc guest sees the host's /usr " +
+			"read-only; a Docker guest's root holds only node and Zero's guest helper. Returns the exit code, stdout and stderr " +
 			"(each cut at 64 KiB), and whether the guest was stopped at its time or memory limit.",
 		schema: `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1,` +
 			`"description":"The program and its arguments."},"stdin":{"type":"string","description":"The program's standard input."}},` +

@@ -13,27 +13,56 @@ import (
 
 	"github.com/zero-dev/zero/internal/plugin/host"
 	"github.com/zero-dev/zero/internal/sandbox"
+	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 	"github.com/zero-dev/zero/internal/sandbox/guest/guesttest"
 	"github.com/zero-dev/zero/internal/testnet"
 	"github.com/zero-dev/zero/internal/workspace/threads"
 )
 
-// backends are the runners the tests run on, each skipped where its probe
-// fails, unless its environment variable says it is required.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dockertest.Stop()
+	os.Exit(code)
+}
+
+// backends are the backends the tests run on: each gives its runner, or
+// skips where it is unusable (fails where its environment variable says it
+// is required).
 var backends = []struct {
-	runner  sandbox.Runner
-	require string
+	name   sandbox.Backend
+	runner func(t testing.TB) sandbox.Runner
 }{
-	{sandbox.BubblewrapRunner{}, "ZERO_REQUIRE_BWRAP"},
-	{sandbox.RunscRunner{}, "ZERO_REQUIRE_RUNSC"},
+	{sandbox.Bubblewrap, hostRunner(sandbox.BubblewrapRunner{}, "ZERO_REQUIRE_BWRAP")},
+	{sandbox.Runsc, hostRunner(sandbox.RunscRunner{}, "ZERO_REQUIRE_RUNSC")},
+	{sandbox.Docker, dockerRunner("")},
+	{sandbox.DockerRunsc, dockerRunner("runsc")},
+}
+
+func hostRunner(r sandbox.Runner, env string) func(t testing.TB) sandbox.Runner {
+	return func(t testing.TB) sandbox.Runner {
+		requireRunner(t, r, env)
+		return r
+	}
+}
+
+// dockerRunner is a runner of the test run's daemon whose image is made of
+// node and the test helper, as Zero's is of node and itself.
+func dockerRunner(runtime string) func(t testing.TB) sandbox.Runner {
+	return func(t testing.TB) sandbox.Runner {
+		d := dockertest.Require(t)
+		node := requireNode(t)
+		r := sandbox.DockerRunner{Host: d.Host, Runtime: runtime, Programs: []string{node, guesttest.Helper(t)},
+			ProbeArgv: []string{node, "--version"}}
+		requireRunner(t, r, "ZERO_REQUIRE_DOCKER")
+		return r
+	}
 }
 
 // eachBackend runs f as a subtest on each usable backend.
 func eachBackend(t *testing.T, f func(t *testing.T, r sandbox.Runner)) {
 	for _, b := range backends {
-		t.Run(string(b.runner.Backend()), func(t *testing.T) {
-			requireRunner(t, b.runner, b.require)
-			f(t, b.runner)
+		t.Run(string(b.name), func(t *testing.T) {
+			f(t, b.runner(t))
 		})
 	}
 }
@@ -89,6 +118,11 @@ func newBox(t testing.TB, r sandbox.Runner, copyMode bool, node string) (*Toolbo
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A Docker guest is user 65534 of the host: the workspace is open to it,
+	// as a thread's is (the folder that holds it is not).
+	if err := os.Chmod(ws, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
@@ -173,11 +207,14 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("read_file /etc/passwd: %s (outcome %s)", res.Text, rec.last(t).Outcome)
 		}
 
-		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"true"}}); res.IsError || rec.last(t).Outcome != OutcomeOK {
-			t.Errorf("run true: %s", res.Text)
+		// A Docker guest's root is its image: node and the helper, not the
+		// host's /usr.
+		docker := r.Backend() == sandbox.Docker || r.Backend() == sandbox.DockerRunsc
+		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"true"}}); docker == (!res.IsError && rec.last(t).Outcome == OutcomeOK) {
+			t.Errorf("run true (docker %v): %s", docker, res.Text)
 		}
-		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"false"}}); !res.IsError || !strings.Contains(res.Text, `"exit_code":1`) {
-			t.Errorf("run false: %s", res.Text)
+		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"node", "-e", "process.exit(3)"}}); !res.IsError || !strings.Contains(res.Text, `"exit_code":3`) {
+			t.Errorf("run node, exit 3: %s", res.Text)
 		}
 		// A static program of the workspace's, with stdin.
 		helper, err := os.ReadFile(guesttest.Helper(t))

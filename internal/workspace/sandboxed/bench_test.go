@@ -1,0 +1,27 @@
+package sandboxed
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkModelAuthoredCall: one call of a model-authored plugin's tool,
+// from Call to its result: a scratch copy, a fresh guest, node and host.js
+// starting, initialize and tools/call.
+func BenchmarkModelAuthoredCall(b *testing.B) {
+	node := requireNode(b)
+	for _, be := range backends {
+		b.Run(string(be.name), func(b *testing.B) {
+			box, _ := newBox(b, be.runner(b), false, node)
+			writePlugin(b, box.o.Workspace, "probe", pluginManifest, pluginJS)
+			touch := tool(b, box, "probe__touch")
+			for b.Loop() {
+				res, err := box.Call(context.Background(), touch, json.RawMessage(`{}`), "owner")
+				if err != nil || res.IsError || res.Text != "absent" {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+		})
+	}
+}
