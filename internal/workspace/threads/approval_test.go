@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -30,19 +31,7 @@ func TestDecide(t *testing.T) {
 	drifted.Hash = "sha256:h2"
 	moved := tool
 	moved.Fingerprint = "sha256:f2"
-	decide := func(id int64, t ToolRef) string {
-		v, err := s.Decide(ctx, id, t)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return v.Decision + ": " + v.Reason
-	}
-	want := func(what, got, prefix string) {
-		t.Helper()
-		if len(got) < len(prefix) || got[:len(prefix)] != prefix {
-			t.Errorf("%s: %s, want %s...", what, got, prefix)
-		}
-	}
+	decide, want := decisions(t, s)
 	want("by default", decide(a.ID, tool), "ask: this tool is not allowed")
 	if err := s.AllowInThread(ctx, "user:owner", a.ID, tool); err != nil {
 		t.Fatal(err)
@@ -73,4 +62,23 @@ func TestDecide(t *testing.T) {
 	}
 	addServer(t, s, 1)
 	want("a server that reuses the id", decide(a.ID, tool), "ask: this tool is not allowed")
+}
+
+// decisions returns decide, s's decision on t in thread id as
+// "decision: reason", and want, which checks that one starts with prefix.
+func decisions(t *testing.T, s *Store) (decide func(id int64, ref ToolRef) string, want func(what, got, prefix string)) {
+	decide = func(id int64, ref ToolRef) string {
+		v, err := s.Decide(context.Background(), id, ref)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return v.Decision + ": " + v.Reason
+	}
+	want = func(what, got, prefix string) {
+		t.Helper()
+		if !strings.HasPrefix(got, prefix) {
+			t.Errorf("%s: %s, want %s...", what, got, prefix)
+		}
+	}
+	return decide, want
 }

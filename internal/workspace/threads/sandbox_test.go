@@ -116,19 +116,7 @@ func TestDecideSandbox(t *testing.T) {
 	changed := run
 	changed.Hash = "sha256:h2"
 	server := ToolRef{ServerID: 1, Tool: "run", Hash: "sha256:h1", Fingerprint: "runsc"}
-	decide := func(id int64, t ToolRef) string {
-		v, err := s.Decide(ctx, id, t)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return v.Decision + ": " + v.Reason
-	}
-	want := func(what, got, prefix string) {
-		t.Helper()
-		if !strings.HasPrefix(got, prefix) {
-			t.Errorf("%s: %s, want %s...", what, got, prefix)
-		}
-	}
+	decide, want := decisions(t, s)
 	want("by default", decide(a.ID, run), "ask: this tool is not allowed")
 	if err := s.SetRule(ctx, "user:owner", server, Allow); err != nil {
 		t.Fatal(err)
