@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/zero-dev/zero/internal/model/modeltest"
+	"github.com/zero-dev/zero/internal/plugin/host"
 	"github.com/zero-dev/zero/internal/sandbox"
+	"github.com/zero-dev/zero/internal/sandbox/dockertest"
+	"github.com/zero-dev/zero/internal/sandbox/guest/guesttest"
 	"github.com/zero-dev/zero/internal/workspace/threads"
 )
 
@@ -19,7 +22,8 @@ import (
 // where its ZERO_REQUIRE_ variable is set.
 func usableRunners(t testing.TB, backends ...sandbox.Backend) []sandbox.Runner {
 	t.Helper()
-	require := map[sandbox.Backend]string{sandbox.Bubblewrap: "ZERO_REQUIRE_BWRAP", sandbox.Runsc: "ZERO_REQUIRE_RUNSC"}
+	require := map[sandbox.Backend]string{sandbox.Bubblewrap: "ZERO_REQUIRE_BWRAP", sandbox.Runsc: "ZERO_REQUIRE_RUNSC",
+		sandbox.Docker: "ZERO_REQUIRE_DOCKER", sandbox.DockerRunsc: "ZERO_REQUIRE_DOCKER"}
 	var out []sandbox.Runner
 	for _, b := range backends {
 		var r sandbox.Runner
@@ -28,6 +32,16 @@ func usableRunners(t testing.TB, backends ...sandbox.Backend) []sandbox.Runner {
 			r = sandbox.BubblewrapRunner{}
 		case sandbox.Runsc:
 			r = sandbox.RunscRunner{}
+		case sandbox.Docker, sandbox.DockerRunsc:
+			// The test run's daemon, with an image of node and the test
+			// helper, as Zero's is made of node and itself.
+			node, err := host.FindNode(context.Background(), "node")
+			if err != nil {
+				t.Fatalf("node: %v", err)
+			}
+			runtime := map[sandbox.Backend]string{sandbox.DockerRunsc: "runsc"}[b]
+			r = sandbox.DockerRunner{Host: dockertest.Require(t).Host, Runtime: runtime,
+				Programs: []string{node.Path, guesttest.Helper(t)}, ProbeArgv: []string{node.Path, "--version"}}
 		default:
 			t.Fatalf("no test runner of %s", b)
 		}

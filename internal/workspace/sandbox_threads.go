@@ -74,7 +74,11 @@ func (w *Workspace) sandboxTools(ctx context.Context, t threads.Thread) (threads
 			if c.ModelAuthored {
 				action, detail["plugin"] = "plugin.model_authored.call", c.Plugin
 			}
-			_, err := w.audit.Append(audit.Event{Actor: threadTarget(t.ID), Action: action, Target: threadTarget(t.ID), Detail: detail})
+			actor := c.Caller
+			if actor == "" {
+				actor = threadTarget(t.ID)
+			}
+			_, err := w.audit.Append(audit.Event{Actor: actor, Action: action, Target: threadTarget(t.ID), Detail: detail})
 			return err
 		}}), nil
 }

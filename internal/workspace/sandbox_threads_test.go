@@ -126,7 +126,7 @@ var builtins = []string{"run", "read_file", "write_file", "list_files", "search_
 // secret of the workspace's environment, and is stopped at its memory and
 // process limits; each call's event and audit record name the backend.
 func TestSandboxedThreadRuns(t *testing.T) {
-	for _, b := range []sandbox.Backend{sandbox.Bubblewrap, sandbox.Runsc} {
+	for _, b := range []sandbox.Backend{sandbox.Bubblewrap, sandbox.Runsc, sandbox.Docker, sandbox.DockerRunsc} {
 		t.Run(string(b), func(t *testing.T) {
 			r := usableRunners(t, b)[0]
 			f, th := sandboxedThread(t, r)
@@ -250,7 +250,13 @@ exports.probe = (args, ctx) => new Promise((resolve) => {
 // server and sees no secret, though its manifest asks for both; each is
 // audited as plugin.model_authored.call with the backend.
 func TestModelAuthoredPluginInThread(t *testing.T) {
-	r := usableRunners(t, sandbox.Bubblewrap)[0]
+	for _, b := range []sandbox.Backend{sandbox.Bubblewrap, sandbox.Runsc, sandbox.Docker, sandbox.DockerRunsc} {
+		t.Run(string(b), func(t *testing.T) { modelAuthoredPluginInThread(t, b) })
+	}
+}
+
+func modelAuthoredPluginInThread(t *testing.T, b sandbox.Backend) {
+	r := usableRunners(t, b)[0]
 	f, th := sandboxedThread(t, r)
 	t.Setenv("NOTES_TOKEN", "canary-env-7f20")
 	addr, dialled := loopback(t)
@@ -290,11 +296,11 @@ func TestModelAuthoredPluginInThread(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(th.Dir, threads.WorkFolder, "marker")); err == nil {
 		t.Error("a plugin's write reached the work folder")
 	}
-	if len(calls) != 4 || calls[2].Name != "notes__probe" || calls[2].Backend != "bubblewrap" || calls[2].Outcome != threads.OutcomeOK {
+	if len(calls) != 4 || calls[2].Name != "notes__probe" || calls[2].Backend != string(b) || calls[2].Outcome != threads.OutcomeOK {
 		t.Errorf("call events: %+v", calls)
 	}
 	recs := f.ts.records("plugin.model_authored.call")
-	if len(recs) != 2 || recs[0].Detail["backend"] != "bubblewrap" || recs[0].Detail["plugin"] != "notes" || recs[0].Detail["tool"] != "notes__probe" ||
+	if len(recs) != 2 || recs[0].Detail["backend"] != string(b) || !strings.HasPrefix(recs[0].Actor, threadTarget(th.ID)+":") || recs[0].Detail["plugin"] != "notes" || recs[0].Detail["tool"] != "notes__probe" ||
 		recs[0].Detail["outcome"] != "ok" || recs[0].Target != threadTarget(th.ID) {
 		t.Errorf("audit: %+v", recs)
 	}

@@ -197,7 +197,7 @@ func (b *Toolbox) callAuthored(ctx context.Context, t threads.Tool, name, tool s
 		return threads.Result{}, fmt.Errorf("%w: %s is not offered with that hash and backend (the plugin's files changed, or the backend)", errRefused, t.Name)
 	}
 	if err := checkArguments(&a.Manifest.Zero.Tools[i], args); err != nil {
-		c.Outcome = OutcomeError
+		c.Outcome = threads.OutcomeError
 		return threads.Result{Text: err.Error(), IsError: true}, nil
 	}
 	g, done, err := b.pluginGuest(name, a.Manifest.Zero.Entry, tool, args)
@@ -211,8 +211,8 @@ func (b *Toolbox) callAuthored(ctx context.Context, t threads.Tool, name, tool s
 	}
 	res := pluginResult(r)
 	c.Outcome = outcome(r)
-	if c.Outcome == OutcomeOK && res.IsError {
-		c.Outcome = OutcomeError
+	if c.Outcome == threads.OutcomeOK && res.IsError {
+		c.Outcome = threads.OutcomeError
 	}
 	return res, nil
 }

@@ -151,7 +151,7 @@ func (b *Toolbox) callBuiltin(ctx context.Context, bt builtin, args json.RawMess
 		err = errors.New("write_file: content is not a string")
 	}
 	if err != nil {
-		c.Outcome = OutcomeError
+		c.Outcome = threads.OutcomeError
 		return threads.Result{Text: err.Error(), IsError: true}, nil
 	}
 	g := sandbox.Guest{Workspace: b.o.Workspace, Copy: b.o.Copy, Limits: b.o.Limits}
@@ -242,7 +242,7 @@ type RunResult struct {
 func runResult(r sandbox.Result) threads.Result {
 	text, _ := json.Marshal(RunResult{ExitCode: r.ExitCode, Stdout: cut(string(r.Stdout), MaxStream),
 		Stderr: cut(string(r.Stderr), MaxStream), TimedOut: r.TimedOut, MemoryKilled: r.MemoryKilled})
-	return threads.Result{Text: string(text), IsError: outcome(r) != OutcomeOK}
+	return threads.Result{Text: string(text), IsError: outcome(r) != threads.OutcomeOK}
 }
 
 // helperResult is the helper's JSON answer; a helper that ended otherwise

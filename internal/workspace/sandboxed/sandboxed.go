@@ -46,17 +46,9 @@ type Call struct {
 	Plugin        string // a model-authored plugin's name; "" for a built-in
 	ModelAuthored bool
 	Backend       sandbox.Backend
-	Outcome       string // ok, error, timed_out, memory_killed, refused
+	Outcome       string // threads.OutcomeOK, ...
+	Caller        string // who the call was made for: the run's actor
 }
-
-// Outcomes of a call.
-const (
-	OutcomeOK           = "ok"
-	OutcomeError        = "error"
-	OutcomeTimedOut     = "timed_out"
-	OutcomeMemoryKilled = "memory_killed"
-	OutcomeRefused      = "refused" // nothing ran: the tool is not offered, or changed since
-)
 
 // A Toolbox is one sandboxed thread's tools (threads.Toolbox).
 type Toolbox struct{ o Options }
@@ -95,11 +87,11 @@ func (b *Toolbox) Tools(ctx context.Context) ([]threads.Tool, error) {
 // An error means the call did not run (refused, or no guest could be made);
 // a program or plugin that failed is a result with IsError.
 func (b *Toolbox) Call(ctx context.Context, t threads.Tool, args json.RawMessage, caller string) (threads.Result, error) {
-	c := Call{Tool: t.Name, Backend: b.o.Runner.Backend()}
+	c := Call{Tool: t.Name, Backend: b.o.Runner.Backend(), Caller: caller}
 	res, err := b.call(ctx, t, args, &c)
 	res.Backend = string(c.Backend)
 	if c.Outcome == "" {
-		c.Outcome = OutcomeError
+		c.Outcome = threads.OutcomeError
 	}
 	res.Outcome = c.Outcome
 	if b.o.Record != nil {
@@ -118,17 +110,17 @@ func (b *Toolbox) call(ctx context.Context, t threads.Tool, args json.RawMessage
 		c.Plugin, c.ModelAuthored = plugin, true
 		res, err := b.callAuthored(ctx, t, plugin, tool, args, c)
 		if errors.Is(err, errRefused) {
-			c.Outcome = OutcomeRefused
+			c.Outcome = threads.OutcomeRefused
 		}
 		return res, err
 	}
 	bt, ok := builtinNamed(t.Name)
 	if !ok {
-		c.Outcome = OutcomeRefused
+		c.Outcome = threads.OutcomeRefused
 		return threads.Result{}, fmt.Errorf("%w: no tool %q is offered in a sandboxed thread", errRefused, t.Name)
 	}
 	if err := b.offered(t, bt); err != nil {
-		c.Outcome = OutcomeRefused
+		c.Outcome = threads.OutcomeRefused
 		return threads.Result{}, err
 	}
 	return b.callBuiltin(ctx, bt, args, c)
@@ -151,13 +143,13 @@ func (b *Toolbox) offered(t threads.Tool, bt builtin) error {
 func outcome(r sandbox.Result) string {
 	switch {
 	case r.TimedOut:
-		return OutcomeTimedOut
+		return threads.OutcomeTimedOut
 	case r.MemoryKilled:
-		return OutcomeMemoryKilled
+		return threads.OutcomeMemoryKilled
 	case r.ExitCode != 0:
-		return OutcomeError
+		return threads.OutcomeError
 	}
-	return OutcomeOK
+	return threads.OutcomeOK
 }
 
 // cut bounds s to n bytes of valid UTF-8, saying so when it cuts.

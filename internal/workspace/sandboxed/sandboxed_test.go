@@ -203,14 +203,14 @@ func TestBuiltins(t *testing.T) {
 		if res.IsError || !strings.Contains(res.Text, `{"path":"/work/notes/a.txt","line":2,"text":"needle two"}`) {
 			t.Errorf("search_files: %s", res.Text)
 		}
-		if res := call(t, b, rec, "read_file", map[string]string{"path": "/etc/passwd"}); !res.IsError || rec.last(t).Outcome != OutcomeError {
+		if res := call(t, b, rec, "read_file", map[string]string{"path": "/etc/passwd"}); !res.IsError || rec.last(t).Outcome != threads.OutcomeError {
 			t.Errorf("read_file /etc/passwd: %s (outcome %s)", res.Text, rec.last(t).Outcome)
 		}
 
 		// A Docker guest's root is its image: node and the helper, not the
 		// host's /usr.
 		docker := r.Backend() == sandbox.Docker || r.Backend() == sandbox.DockerRunsc
-		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"true"}}); docker == (!res.IsError && rec.last(t).Outcome == OutcomeOK) {
+		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"true"}}); docker == (!res.IsError && rec.last(t).Outcome == threads.OutcomeOK) {
 			t.Errorf("run true (docker %v): %s", docker, res.Text)
 		}
 		if res := call(t, b, rec, "run", map[string]any{"argv": []string{"node", "-e", "process.exit(3)"}}); !res.IsError || !strings.Contains(res.Text, `"exit_code":3`) {
@@ -271,7 +271,7 @@ func TestRefusals(t *testing.T) {
 		{Name: "read_file", Ref: threads.ToolRef{Sandbox: true, Tool: "read_file", Hash: read.Ref.Hash, Fingerprint: "runsc"}},
 	} {
 		res, err := b.Call(context.Background(), bad, json.RawMessage(`{"path":"x"}`), "owner")
-		if err == nil || res.Backend != "bubblewrap" || rec.last(t).Outcome != OutcomeRefused {
+		if err == nil || res.Backend != "bubblewrap" || rec.last(t).Outcome != threads.OutcomeRefused {
 			t.Errorf("%s %+v: %v, %+v, record %+v", bad.Name, bad.Ref, err, res, rec.last(t))
 		}
 	}
@@ -358,7 +358,7 @@ func TestModelAuthoredPlugin(t *testing.T) {
 			if res := call(t, b, rec, "probe__touch", map[string]any{}); res.IsError || res.Text != "absent" {
 				t.Errorf("call %d of touch: %q (error %v), want absent", i+1, res.Text, res.IsError)
 			}
-			want := Call{Tool: "probe__touch", Plugin: "probe", ModelAuthored: true, Backend: r.Backend(), Outcome: OutcomeOK}
+			want := Call{Tool: "probe__touch", Plugin: "probe", ModelAuthored: true, Backend: r.Backend(), Outcome: threads.OutcomeOK}
 			if c := rec.last(t); c != want {
 				t.Errorf("Record heard %+v, want %+v", c, want)
 			}
@@ -382,13 +382,13 @@ func TestModelAuthoredPlugin(t *testing.T) {
 		}
 
 		// Arguments that do not fit are not sent.
-		if res := call(t, b, rec, "probe__dial", map[string]any{"port": "x"}); !res.IsError || rec.last(t).Outcome != OutcomeError {
+		if res := call(t, b, rec, "probe__dial", map[string]any{"port": "x"}); !res.IsError || rec.last(t).Outcome != threads.OutcomeError {
 			t.Errorf("dial with a string port: %q", res.Text)
 		}
 		// A plugin changed since it was offered is refused: its hash.
 		touch := tool(t, b, "probe__touch")
 		writePlugin(t, b.o.Workspace, "probe", pluginManifest, pluginJS+"// changed\n")
-		if _, err := b.Call(context.Background(), touch, json.RawMessage(`{}`), "owner"); err == nil || rec.last(t).Outcome != OutcomeRefused {
+		if _, err := b.Call(context.Background(), touch, json.RawMessage(`{}`), "owner"); err == nil || rec.last(t).Outcome != threads.OutcomeRefused {
 			t.Errorf("a call of a changed plugin: %v, record %+v", err, rec.last(t))
 		}
 	})

@@ -24,11 +24,13 @@ type CallEvent struct {
 	Outcome string `json:"outcome"`
 }
 
-// Outcomes of a CallEvent the loop knows of itself; a Result's Outcome
-// may name others (timed_out, memory_killed).
+// Outcomes of a sandboxed call, in a CallEvent and a Result.
 const (
-	OutcomeOK    = "ok"
-	OutcomeError = "error"
+	OutcomeOK           = "ok"
+	OutcomeError        = "error"
+	OutcomeTimedOut     = "timed_out"
+	OutcomeMemoryKilled = "memory_killed"
+	OutcomeRefused      = "refused" // nothing ran: the tool is not offered, or changed since
 )
 
 // SandboxSettings are the owner's settings of sandboxed threads.

@@ -173,6 +173,20 @@ func checkTitle(title string) error {
 // /work.
 func (t Thread) WorkDir() string { return filepath.Join(t.Dir, WorkFolder) }
 
+// makeWorkDir makes a sandboxed thread's work folder, Zero's user's
+// alone (0700); or, for a Docker backend, whose guest is the host's user
+// 65534 (Docker maps no user), open to every user (0777): only the folder
+// that holds it, which only Zero's user may enter, keeps others out.
+func makeWorkDir(dir string, b sandbox.Backend) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if b == sandbox.Docker || b == sandbox.DockerRunsc {
+		return os.Chmod(dir, 0o777)
+	}
+	return nil
+}
+
 // checkRuntime refuses a runtime that is not built, a sandboxed thread
 // without a known backend, and a host thread with sandbox settings.
 func checkRuntime(t Thread) error {
@@ -223,8 +237,8 @@ func (s *Store) Create(ctx context.Context, t Thread) (Thread, error) {
 		return Thread{}, err
 	}
 	if t.Runtime == RuntimeSandbox {
-		if err := os.Mkdir(filepath.Join(dir, WorkFolder), 0o700); err != nil {
-			os.Remove(dir)
+		if err := makeWorkDir(filepath.Join(dir, WorkFolder), sandbox.Backend(t.Backend)); err != nil {
+			os.RemoveAll(dir)
 			return Thread{}, err
 		}
 	}

@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 )
 
 var (
@@ -41,7 +44,8 @@ func Toolserver(t testing.TB) string {
 	return path
 }
 
-// Children returns the process ids of the children of the test process,
+// Children returns the process ids of the children of the test process
+// but the Docker daemon a test started (dockertest),
 // as /proc lists them; nil when there are none.
 func Children(t testing.TB) []string {
 	t.Helper()
@@ -53,7 +57,9 @@ func Children(t testing.TB) []string {
 			t.Fatal(rerr)
 		}
 		for _, f := range bytes.Fields(data) {
-			out = append(out, string(f))
+			if pid := string(f); pid != strconv.Itoa(dockertest.Pid()) {
+				out = append(out, pid)
+			}
 		}
 	}
 	return out
