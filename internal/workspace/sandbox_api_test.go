@@ -166,3 +166,29 @@ func TestSandboxedThreadBackend(t *testing.T) {
 		t.Errorf("the refused run left %+v %+v", g.Run, g.Events)
 	}
 }
+
+// TestSandboxedWorkFolderLink: a run of a sandboxed thread whose work
+// folder was replaced by a link (to a folder outside the thread's) is
+// refused, and nothing runs: a guest is never given what a link points at.
+func TestSandboxedWorkFolderLink(t *testing.T) {
+	runners := usableRunners(t, sandbox.Bubblewrap)
+	ts, _ := sandboxFixture(t, Options{SandboxRunners: runners})
+	var th threads.Thread
+	ts.browser.must("POST", "/api/threads", map[string]any{"title": "boxed", "provider": "local", "runtime": "sandbox"}, 201, &th)
+	work := filepath.Join(ts.home, "workspace", "threads", itoa(th.ID), threads.WorkFolder)
+	if err := os.Remove(work); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), work); err != nil {
+		t.Fatal(err)
+	}
+	code, data := ts.browser.do("POST", "/api/threads/"+itoa(th.ID)+"/runs", map[string]string{"prompt": "hi"})
+	if code != http.StatusConflict || errorCode(data) != "work_folder_invalid" || !strings.Contains(string(data), "not a folder") {
+		t.Errorf("a run on a linked work folder: %d %s", code, data)
+	}
+	var g threadGot
+	ts.browser.must("GET", "/api/threads/"+itoa(th.ID), nil, 200, &g)
+	if g.Run != nil || len(g.Events) != 0 {
+		t.Errorf("the refused run left %+v %+v", g.Run, g.Events)
+	}
+}

@@ -2,7 +2,7 @@ package workspace
 
 import (
 	"context"
-	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -48,11 +48,11 @@ func (w *Workspace) sandboxRunner(ctx context.Context, t threads.Thread) (sandbo
 	// The folder itself, not a link put in its place; canonical, as a
 	// guest's workspace must be.
 	if fi, err := os.Lstat(t.WorkDir()); err != nil || !fi.IsDir() {
-		return nil, "", fmt.Errorf("thread %d's work folder %s is not a folder: %v", t.ID, t.WorkDir(), err)
+		return nil, "", fail(http.StatusConflict, "work_folder_invalid", "thread %d's work folder %s is not a folder (a link, or missing): nothing runs", t.ID, t.WorkDir())
 	}
 	ws, err := filepath.EvalSymlinks(t.WorkDir())
 	if err != nil {
-		return nil, "", fmt.Errorf("thread %d's work folder: %w", t.ID, err)
+		return nil, "", fail(http.StatusConflict, "work_folder_invalid", "thread %d's work folder: %v", t.ID, err)
 	}
 	return r, ws, nil
 }
