@@ -110,7 +110,8 @@ alone.
 			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
 				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), DatabaseURL: databaseURL, GitHubURL: githubURL,
-				GitHubToken: githubToken(ctx, home, githubURL), SandboxHelper: helper, SandboxHelperArgs: []string{guestWord}}, *addr)
+				GitHubToken: githubToken(ctx, home, githubURL), SandboxHelper: helper, SandboxHelperArgs: []string{guestWord},
+				SandboxDockerHost: os.Getenv("DOCKER_HOST")}, *addr)
 		},
 	}
 }

@@ -2,7 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"slices"
+	"github.com/zero-dev/zero/internal/benchstat"
 	"testing"
 	"time"
 )
@@ -22,16 +22,5 @@ func BenchmarkBubblewrapGuest(b *testing.B) {
 		}
 		took = append(took, time.Since(start))
 	}
-	reportQuantiles(b, took)
-}
-
-// reportQuantiles reports the median and the 99th percentile of took, in
-// milliseconds.
-func reportQuantiles(b *testing.B, took []time.Duration) {
-	slices.Sort(took)
-	ms := func(q float64) float64 {
-		return float64(took[int(q*float64(len(took)-1))]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(ms(0.5), "median-ms")
-	b.ReportMetric(ms(0.99), "p99-ms")
+	benchstat.Report(b, took)
 }

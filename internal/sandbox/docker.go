@@ -165,6 +165,11 @@ func (r DockerRunner) Probe(ctx context.Context) error {
 	}
 	defer os.RemoveAll(ws)
 	ws, err = filepath.EvalSymlinks(ws)
+	if err == nil {
+		// The guest is the host's user 65534: the throwaway workspace is
+		// open to it, as a sandboxed thread's is.
+		err = os.Chmod(ws, 0o777)
+	}
 	if err != nil {
 		return fmt.Errorf("%s probe: %w", name, err)
 	}
@@ -179,7 +184,7 @@ func (r DockerRunner) Probe(ctx context.Context) error {
 	case res.TimedOut:
 		return fmt.Errorf("%s probe: the guest did not end within 10 s", name)
 	case res.ExitCode != 0:
-		return fmt.Errorf("%s probe: the guest exited %d: %s", name, res.ExitCode, firstLine(res.Stderr))
+		return fmt.Errorf("%s probe: the guest exited %d: %s", name, res.ExitCode, firstLine(append(res.Stderr, res.Stdout...)))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"github.com/zero-dev/zero/internal/benchstat"
 	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 	"os"
 	"os/exec"
@@ -276,7 +277,7 @@ func BenchmarkDockerGuest(b *testing.B) {
 				}
 				took = append(took, time.Since(start))
 			}
-			reportQuantiles(b, took)
+			benchstat.Report(b, took)
 		})
 	}
 }

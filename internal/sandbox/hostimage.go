@@ -52,6 +52,11 @@ func hostFiles(programs []string) (map[string]string, error) {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return nil, fmt.Errorf("host program %q: not an absolute, clean path", p)
 		}
+		for _, own := range []string{"/proc", "/dev", "/sys", "/tmp", WorkDir} {
+			if within(own, p) {
+				return nil, fmt.Errorf("host program %s: in %s, which a guest has of its own, so the image's copy would be hidden", p, own)
+			}
+		}
 		if err := add(p, p); err != nil {
 			return nil, fmt.Errorf("host program: %w", err)
 		}
@@ -255,26 +260,16 @@ func (r DockerRunner) image(ctx context.Context) (string, error) {
 }
 
 // DefaultRunners are a runner of every backend, strongest first, as Zero
-// runs them here: Docker's (on the client's default daemon) with an image
-// made of programs (the guest helper, node), runsc and bubblewrap with the
-// host's /usr, and smolvm's, whose probe refuses (booting is not built).
-// The Docker probes run the first program with --version, which must exit
-// 0 (node's does).
-func DefaultRunners(programs ...string) []Runner {
+// runs them here: Docker's, on the daemon at dockerHost ("" is the
+// client's default), with an image made of programs (node, the guest
+// helper) whose probe runs probe; runsc and bubblewrap with the host's
+// /usr; and smolvm's, whose probe refuses (booting is not built).
+func DefaultRunners(dockerHost string, probe []string, programs ...string) []Runner {
 	return []Runner{
 		SmolVMRunner{},
-		DockerRunner{Runtime: "runsc", Programs: programs, ProbeArgv: probeArgv(programs)},
+		DockerRunner{Host: dockerHost, Runtime: "runsc", Programs: programs, ProbeArgv: probe},
 		RunscRunner{},
-		DockerRunner{Programs: programs, ProbeArgv: probeArgv(programs)},
+		DockerRunner{Host: dockerHost, Programs: programs, ProbeArgv: probe},
 		BubblewrapRunner{},
 	}
-}
-
-// probeArgv is what a host image's probe runs: the first program, asked
-// its version (node and zero both answer --version with 0).
-func probeArgv(programs []string) []string {
-	if len(programs) == 0 {
-		return nil
-	}
-	return []string{programs[0], "--version"}
 }

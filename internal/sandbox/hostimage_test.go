@@ -30,6 +30,9 @@ func TestHostFiles(t *testing.T) {
 	if _, err := hostFiles([]string{"true"}); err == nil {
 		t.Error("a relative program was accepted")
 	}
+	if _, err := hostFiles([]string{filepath.Join(t.TempDir(), "helper")}); err == nil || !strings.Contains(err.Error(), "in /tmp") {
+		t.Errorf("a program in /tmp, which a guest's own /tmp would hide: %v", err)
+	}
 	if _, err := findLibrary("../libc.so.6"); err == nil {
 		t.Error("a library named by a path was looked up")
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"github.com/zero-dev/zero/internal/benchstat"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,10 +180,7 @@ func BenchmarkRunscGuest(b *testing.B) {
 		}
 		took = append(took, time.Since(start))
 	}
-	slices.Sort(took)
-	ms := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))]) / 1e6 }
-	b.ReportMetric(ms(0.5), "median-ms")
-	b.ReportMetric(ms(0.99), "p99-ms")
+	benchstat.Report(b, took)
 }
 
 // TestRunscReadOnly: host paths given as ReadOnly are seen, read-only.

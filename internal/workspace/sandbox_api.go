@@ -68,13 +68,17 @@ func (w *Workspace) sandboxRunners(ctx context.Context) ([]sandbox.Runner, strin
 		}
 		s.runners = w.opts.SandboxRunners
 		if s.runners == nil {
+			// A Docker guest's image is made of node and the helper, and
+			// its probe lists /work with the helper: what every file tool
+			// needs.
 			var programs []string
 			for _, p := range []string{w.opts.SandboxHelper, s.node} {
 				if p != "" {
 					programs = append(programs, p)
 				}
 			}
-			s.runners = sandbox.DefaultRunners(programs...)
+			probe := append(append([]string{w.opts.SandboxHelper}, w.opts.SandboxHelperArgs...), "list", sandbox.WorkDir)
+			s.runners = sandbox.DefaultRunners(w.opts.SandboxDockerHost, probe, programs...)
 		}
 	})
 	return s.runners, s.node

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zero-dev/zero/internal/model/modeltest"
 	"github.com/zero-dev/zero/internal/plugin/host"
+	"github.com/zero-dev/zero/internal/plugin/host/hosttest"
 	"github.com/zero-dev/zero/internal/sandbox"
 	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 	"github.com/zero-dev/zero/internal/sandbox/guest/guesttest"
@@ -190,5 +191,22 @@ func TestSandboxedWorkFolderLink(t *testing.T) {
 	ts.browser.must("GET", "/api/threads/"+itoa(th.ID), nil, 200, &g)
 	if g.Run != nil || len(g.Events) != 0 {
 		t.Errorf("the refused run left %+v %+v", g.Run, g.Events)
+	}
+}
+
+// TestDefaultDockerRunners: with no runners given, the workspace makes
+// every backend's (sandbox.DefaultRunners), Docker's on the daemon of
+// SandboxDockerHost with an image made of node and the guest helper, whose
+// probe lists /work with the helper; a thread pinned to docker gets it.
+func TestDefaultDockerRunners(t *testing.T) {
+	hosttest.Require(t)
+	ts, _ := sandboxFixture(t, Options{SandboxDockerHost: dockertest.Require(t).Host, SandboxHelper: guesttest.Helper(t)})
+	for _, b := range []string{"docker", "docker-runsc"} {
+		ts.browser.must("PUT", "/api/sandbox/settings", map[string]string{"pin": b, "approval": "ask"}, 200, nil)
+		var th threads.Thread
+		ts.browser.must("POST", "/api/threads", map[string]any{"title": b, "provider": "local", "runtime": "sandbox"}, 201, &th)
+		if th.Backend != b {
+			t.Errorf("pinned to %s: %+v", b, th)
+		}
 	}
 }

@@ -103,6 +103,9 @@ type Options struct {
 	// SandboxHelperArgs before each command: zero itself and {"guest"}.
 	SandboxHelper     string
 	SandboxHelperArgs []string
+	// SandboxDockerHost is the Docker daemon of the Docker backends
+	// (DOCKER_HOST); "" is the client's default.
+	SandboxDockerHost string
 }
 
 // A Workspace is an open workspace: its database, key, audit log and

@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/zero-dev/zero/internal/benchstat"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +184,7 @@ func BenchmarkPluginCallCold(b *testing.B) {
 		s.Epoch = f.rt.Plugins().Epoch(s.Plugin.ID)
 		b.StartTimer()
 	}
-	reportQuantiles(b, samples)
+	benchstat.Report(b, samples)
 }
 
 // BenchmarkPluginCallWarm measures a call of a plugin's tool through the
@@ -204,17 +204,5 @@ func BenchmarkPluginCallWarm(b *testing.B) {
 		}
 		samples = append(samples, time.Since(begin))
 	}
-	reportQuantiles(b, samples)
-}
-
-// reportQuantiles adds the median and 99th percentile of samples, in
-// milliseconds.
-func reportQuantiles(b *testing.B, samples []time.Duration) {
-	if len(samples) == 0 {
-		return
-	}
-	slices.Sort(samples)
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(samples[len(samples)/2]), "median-ms")
-	b.ReportMetric(ms(samples[(len(samples)*99+99)/100-1]), "p99-ms")
+	benchstat.Report(b, samples)
 }
