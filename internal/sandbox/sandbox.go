@@ -142,8 +142,8 @@ type Policy struct {
 	Minimum Backend
 }
 
-// allows reports whether p lets b run a guest.
-func (p Policy) allows(b Backend) bool {
+// Allows reports whether p lets b run a guest.
+func (p Policy) Allows(b Backend) bool {
 	switch {
 	case p.Pin != "":
 		return b == p.Pin
@@ -170,7 +170,7 @@ func Choose(ctx context.Context, runners []Runner, p Policy) (Runner, error) {
 	}
 	var why []string
 	for _, b := range Tiers {
-		if !p.allows(b) {
+		if !p.Allows(b) {
 			continue
 		}
 		r, ok := byBackend[b]

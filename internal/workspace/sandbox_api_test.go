@@ -152,8 +152,9 @@ func TestSandboxedThreadBackend(t *testing.T) {
 		t.Errorf("an unknown runtime: %d %s", code, data)
 	}
 
-	// Restarted with runsc alone: the bubblewrap thread's run is refused,
-	// and nothing runs.
+	// Restarted with runsc alone, the settings allowing any backend: the
+	// bubblewrap thread's run is refused, and nothing runs.
+	ts.browser.must("PUT", "/api/sandbox/settings", map[string]string{"approval": "ask"}, 200, nil)
 	ts.w.Close()
 	o.SandboxRunners = []sandbox.Runner{sandbox.RunscRunner{}}
 	again := start(t, o)
@@ -209,4 +210,29 @@ func TestDefaultDockerRunners(t *testing.T) {
 			t.Errorf("pinned to %s: %+v", b, th)
 		}
 	}
+}
+
+// TestSandboxSettingsHoldForRuns: a minimum the owner sets after a thread
+// was made on a weaker backend refuses that thread's runs
+// (sandbox_unavailable), and nothing runs; once the settings allow its
+// backend again, it runs there.
+func TestSandboxSettingsHoldForRuns(t *testing.T) {
+	runners := usableRunners(t, sandbox.Runsc, sandbox.Bubblewrap)
+	ts, ms := sandboxFixture(t, Options{SandboxRunners: runners})
+	ts.browser.must("PUT", "/api/sandbox/settings", map[string]string{"pin": "bubblewrap", "approval": "ask"}, 200, nil)
+	var th threads.Thread
+	ts.browser.must("POST", "/api/threads", map[string]any{"title": "weak", "provider": "local", "runtime": "sandbox"}, 201, &th)
+	ts.browser.must("PUT", "/api/sandbox/settings", map[string]string{"minimum": "runsc", "approval": "ask"}, 200, nil)
+	code, data := ts.browser.do("POST", "/api/threads/"+itoa(th.ID)+"/runs", map[string]string{"prompt": "hi"})
+	if code != http.StatusConflict || errorCode(data) != "sandbox_unavailable" || !strings.Contains(string(data), "not allowed by the sandbox settings now (at least runsc)") {
+		t.Errorf("a bubblewrap thread's run under a minimum of runsc: %d %s", code, data)
+	}
+	var g threadGot
+	ts.browser.must("GET", "/api/threads/"+itoa(th.ID), nil, 200, &g)
+	if g.Run != nil || len(g.Events) != 0 {
+		t.Errorf("the refused run left %+v %+v", g.Run, g.Events)
+	}
+	ts.browser.must("PUT", "/api/sandbox/settings", map[string]string{"approval": "ask"}, 200, nil)
+	ms.Push(modeltest.Reply{Text: "done"})
+	ts.browser.must("POST", "/api/threads/"+itoa(th.ID)+"/runs", map[string]string{"prompt": "hi"}, 201, nil)
 }

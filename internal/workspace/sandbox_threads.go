@@ -41,6 +41,16 @@ func workspaceMode(copy bool) string {
 // its probe passes now: a run uses exactly the thread's backend, never
 // another, never the host; else it is a 409 sandbox_unavailable.
 func (w *Workspace) sandboxRunner(ctx context.Context, t threads.Thread) (sandbox.Runner, string, error) {
+	// The owner's settings as they are now: a pin or a minimum set since
+	// the thread was made holds for its runs too.
+	set, err := w.threads.SandboxSettings(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if !set.Policy().Allows(sandbox.Backend(t.Backend)) {
+		return nil, "", fail(http.StatusConflict, "sandbox_unavailable", "%v: thread %d's backend %s is not allowed by the sandbox settings now (%s)",
+			sandbox.ErrUnavailable, t.ID, t.Backend, set.Words())
+	}
 	r, err := w.chooseBackend(ctx, sandbox.Policy{Pin: sandbox.Backend(t.Backend)})
 	if err != nil {
 		return nil, "", err

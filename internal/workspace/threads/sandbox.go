@@ -51,6 +51,17 @@ func (s SandboxSettings) Policy() sandbox.Policy {
 	return sandbox.Policy{Pin: sandbox.Backend(s.Pin), Minimum: sandbox.Backend(s.Minimum)}
 }
 
+// Words say which backends the settings allow, for a person.
+func (s SandboxSettings) Words() string {
+	switch {
+	case s.Pin != "":
+		return "pinned to " + s.Pin
+	case s.Minimum != "":
+		return "at least " + s.Minimum
+	}
+	return "any backend"
+}
+
 // check refuses settings with an unknown backend, both a pin and a
 // minimum, or an approval default other than Ask or Allow.
 func (s SandboxSettings) check() error {
