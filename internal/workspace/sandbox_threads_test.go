@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -298,6 +299,27 @@ func modelAuthoredPluginInThread(t *testing.T, b sandbox.Backend) {
 	}
 	if len(calls) != 4 || calls[2].Name != "notes__probe" || calls[2].Backend != string(b) || calls[2].Outcome != threads.OutcomeOK {
 		t.Errorf("call events: %+v", calls)
+	}
+	// Never offered outside its thread: not to host threads, not on /mcp,
+	// though the installed plugin and the MCP server are.
+	hostTools, err := f.ts.w.endpoint.Threads().Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := f.ts.mcpClient(f.ts.bearer().token)
+	listed, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var elsewhere []string
+	for _, tool := range hostTools {
+		elsewhere = append(elsewhere, "thread:"+tool.Name)
+	}
+	for _, tool := range listed.Tools {
+		elsewhere = append(elsewhere, "mcp:"+tool.Name)
+	}
+	if len(hostTools) == 0 || len(listed.Tools) == 0 || slices.Contains(elsewhere, "thread:notes__probe") || slices.Contains(elsewhere, "mcp:notes__probe") {
+		t.Errorf("offered outside the sandboxed thread: %q", elsewhere)
 	}
 	recs := f.ts.records("plugin.model_authored.call")
 	if len(recs) != 2 || recs[0].Detail["backend"] != string(b) || !strings.HasPrefix(recs[0].Actor, threadTarget(th.ID)+":") || recs[0].Detail["plugin"] != "notes" || recs[0].Detail["tool"] != "notes__probe" ||
