@@ -51,15 +51,6 @@ func Require(t testing.TB) *Daemon {
 	return shared.d
 }
 
-// Pid is the process id of the daemon Require started, a child of the
-// test process that is no child of the code under test; 0 when none runs.
-func Pid() int {
-	if shared.d == nil || shared.d.cmd == nil {
-		return 0
-	}
-	return shared.d.cmd.Process.Pid
-}
-
 // Stop stops the daemon Require started, if any.
 func Stop() {
 	if shared.d != nil {

@@ -9,11 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
-
-	"github.com/zero-dev/zero/internal/sandbox/dockertest"
 )
 
 var (
@@ -45,7 +42,7 @@ func Toolserver(t testing.TB) string {
 }
 
 // Children returns the process ids of the children of the test process
-// but the Docker daemon a test started (dockertest),
+// but a Docker daemon a test started (dockertest),
 // as /proc lists them; nil when there are none.
 func Children(t testing.TB) []string {
 	t.Helper()
@@ -57,8 +54,10 @@ func Children(t testing.TB) []string {
 			t.Fatal(rerr)
 		}
 		for _, f := range bytes.Fields(data) {
-			if pid := string(f); pid != strconv.Itoa(dockertest.Pid()) {
-				out = append(out, pid)
+			// A Docker daemon is a test's fixture (dockertest): Zero never
+			// starts one.
+			if comm, _ := os.ReadFile("/proc/" + string(f) + "/comm"); string(bytes.TrimSpace(comm)) != "dockerd" {
+				out = append(out, string(f))
 			}
 		}
 	}
