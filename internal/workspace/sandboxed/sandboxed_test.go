@@ -358,7 +358,7 @@ func TestModelAuthoredPlugin(t *testing.T) {
 			if res := call(t, b, rec, "probe__touch", map[string]any{}); res.IsError || res.Text != "absent" {
 				t.Errorf("call %d of touch: %q (error %v), want absent", i+1, res.Text, res.IsError)
 			}
-			want := Call{Tool: "probe__touch", Plugin: "probe", ModelAuthored: true, Backend: r.Backend(), Outcome: threads.OutcomeOK}
+			want := Call{Tool: "probe__touch", Plugin: "probe", ModelAuthored: true, Backend: r.Backend(), Outcome: threads.OutcomeOK, Caller: "owner"}
 			if c := rec.last(t); c != want {
 				t.Errorf("Record heard %+v, want %+v", c, want)
 			}
