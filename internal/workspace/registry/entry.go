@@ -238,23 +238,23 @@ func quote(s string) string {
 	return strconv.Quote(cut(s, maxQuoted))
 }
 
-// jsonKind names the kind of a JSON value.
+// jsonKind names the kind of a JSON value, for a problem.
 func jsonKind(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
 		return "nothing"
 	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "true or false"
-	case 'n':
+	switch v.(type) {
+	case nil:
 		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "true or false"
 	}
 	return "a number"
 }
@@ -265,7 +265,7 @@ func get[T any](p *parser, where string, raw json.RawMessage) (v T, ok bool) {
 	if raw == nil {
 		return v, false
 	}
-	if jsonKind(raw) == "null" {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		p.bad(where, "is null")
 		return v, false
 	}
@@ -289,6 +289,21 @@ func wants(v any) string {
 		return "an array"
 	}
 	return "an object"
+}
+
+// checked reads a string and returns it, with check's problem with it
+// (or ""); a missing one is a problem when required.
+func (p *parser) checked(where string, raw json.RawMessage, required bool, check func(string) string) string {
+	s, ok := get[string](p, where, raw)
+	switch {
+	case ok:
+		if msg := check(s); msg != "" {
+			p.bad(where, "%s", msg)
+		}
+	case raw == nil && required:
+		p.bad(where, "is missing")
+	}
+	return s
 }
 
 // object reads raw as an object, by exact key.
@@ -427,22 +442,8 @@ func (p *parser) entry(data []byte) *Entry {
 		return nil
 	}
 	e := &Entry{}
-	if s, ok := get[string](p, "name", top["name"]); ok {
-		if msg := NameProblem(s); msg != "" {
-			p.bad("name", "%s", msg)
-		}
-		e.Name = s
-	} else if top["name"] == nil {
-		p.bad("name", "is missing")
-	}
-	if s, ok := get[string](p, "version", top["version"]); ok {
-		if msg := VersionProblem(s); msg != "" {
-			p.bad("version", "%s", msg)
-		}
-		e.Version = s
-	} else if top["version"] == nil {
-		p.bad("version", "is missing")
-	}
+	e.Name = p.checked("name", top["name"], true, NameProblem)
+	e.Version = p.checked("version", top["version"], true, VersionProblem)
 	before := len(p.problems)
 	e.Description = p.text("description", top["description"], maxText)
 	if e.Description == "" && len(p.problems) == before {
@@ -493,22 +494,13 @@ func (p *parser) pkg(where string, raw json.RawMessage) Package {
 	if msg := identifierProblem(k.RegistryType, k.Identifier); msg != "" {
 		p.bad(where+".identifier", "%s", msg)
 	}
-	if v, ok := get[string](p, where+".version", obj["version"]); ok {
-		if msg := VersionProblem(v); msg != "" {
-			p.bad(where+".version", "%s", msg)
-		}
-		k.Version = v
-	} else if obj["version"] == nil && k.RegistryType != "oci" && k.RegistryType != "mcpb" {
-		p.bad(where+".version", "is missing, and a %s package must have an exact one", k.RegistryType)
-	}
-	if s, ok := get[string](p, where+".fileSha256", obj["fileSha256"]); ok {
+	k.Version = p.checked(where+".version", obj["version"], k.RegistryType != "oci" && k.RegistryType != "mcpb", VersionProblem)
+	k.FileSHA256 = p.checked(where+".fileSha256", obj["fileSha256"], k.RegistryType == "mcpb", func(s string) string {
 		if !sha256RE().MatchString(s) {
-			p.bad(where+".fileSha256", "is %s, not 64 lower-case hex digits", quote(s))
+			return fmt.Sprintf("is %s, not 64 lower-case hex digits", quote(s))
 		}
-		k.FileSHA256 = s
-	} else if k.RegistryType == "mcpb" && obj["fileSha256"] == nil {
-		p.bad(where+".fileSha256", "is missing, and an mcpb package must have one")
-	}
+		return ""
+	})
 	k.RuntimeHint = p.text(where+".runtimeHint", obj["runtimeHint"], maxText)
 	if t, ok := object(p, where+".transport", obj["transport"]); ok {
 		k.Transport = p.transport(where+".transport", t)
