@@ -339,6 +339,39 @@ var migrations = []string{
 		PRIMARY KEY (thread_id, tool)
 	);
 	ALTER TABLE thread_approvals ADD COLUMN sandbox INTEGER NOT NULL DEFAULT 0;`,
+	// 23: a cache of the MCP Registry (package registry), by the
+	// registry's URL: each entry version's bytes (canonical JSON) and
+	// SHA-256, what the registry says of it, the fields a page shows, a
+	// lower-case search_text (name, title, description) that searches
+	// scan, and its icon as a data: URL ('' for none); and the pages of
+	// listings (a query and a cursor: the entries, as JSON [name, version]
+	// pairs, and the next cursor), each with when the registry gave it.
+	`CREATE TABLE registry_entries (
+		registry_url   TEXT NOT NULL,
+		name           TEXT NOT NULL,
+		version        TEXT NOT NULL,
+		is_latest      INTEGER NOT NULL,
+		status         TEXT NOT NULL CHECK (status IN ('active', 'deprecated')),
+		status_message TEXT NOT NULL,
+		title          TEXT NOT NULL,
+		description    TEXT NOT NULL,
+		search_text    TEXT NOT NULL,
+		entry          BLOB NOT NULL,
+		sha256         TEXT NOT NULL,
+		icon           TEXT NOT NULL,
+		fetched_at     TEXT NOT NULL,
+		PRIMARY KEY (registry_url, name, version)
+	);
+	CREATE INDEX registry_entries_latest ON registry_entries (registry_url, is_latest, name);
+	CREATE TABLE registry_pages (
+		registry_url TEXT NOT NULL,
+		query        TEXT NOT NULL,
+		cursor       TEXT NOT NULL,
+		entries      TEXT NOT NULL,
+		next_cursor  TEXT NOT NULL,
+		fetched_at   TEXT NOT NULL,
+		PRIMARY KEY (registry_url, query, cursor)
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and
