@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -256,23 +257,6 @@ var serverGoldensV3 = []struct {
 	},
 }
 
-func TestServerGoldenV3(t *testing.T) {
-	for _, g := range serverGoldensV3 {
-		t.Run(g.name, func(t *testing.T) {
-			if diff := cmp.Diff(g.canonical, string(Canonical(g.config))); diff != "" {
-				t.Errorf("Canonical (-want +got):\n%s", diff)
-			}
-			if got := Fingerprint(g.config); got != g.fingerprint {
-				t.Errorf("Fingerprint = %s, want %s", got, g.fingerprint)
-			}
-			sum := sha256.Sum256([]byte(g.canonical))
-			if want := "sha256:" + hex.EncodeToString(sum[:]); g.fingerprint != want {
-				t.Errorf("golden fingerprint %s is not the hash of the golden bytes (%s)", g.fingerprint, want)
-			}
-		})
-	}
-}
-
 func TestServerGoldenV1(t *testing.T) {
 	for _, g := range serverGoldensV1 {
 		t.Run(g.name, func(t *testing.T) {
@@ -292,7 +276,7 @@ func TestServerGoldenV1(t *testing.T) {
 }
 
 func TestServerGolden(t *testing.T) {
-	for _, g := range serverGoldens {
+	for _, g := range slices.Concat(serverGoldens, serverGoldensV3) {
 		t.Run(g.name, func(t *testing.T) {
 			if diff := cmp.Diff(g.canonical, string(Canonical(g.config))); diff != "" {
 				t.Errorf("Canonical (-want +got):\n%s", diff)
