@@ -349,6 +349,15 @@ type serverRequest struct {
 	BaseFingerprint string `json:"base_fingerprint,omitempty"`
 }
 
+// typed refuses a typed configuration that claims a registry reference:
+// Zero sets it only on a configuration it derived from a registry entry.
+func (req serverRequest) typed() error {
+	if req.Config.Registry != nil {
+		return fail(http.StatusBadRequest, "bad_request", "config.registry is set by Zero on a server it derives from the MCP Registry, never in a typed configuration")
+	}
+	return nil
+}
+
 func (w *Workspace) listServers(r *http.Request, c *auth.Caller) (any, error) {
 	list, err := w.servers.List(r.Context())
 	if err != nil {
@@ -362,6 +371,9 @@ func (w *Workspace) previewServer(r *http.Request, c *auth.Caller) (any, error) 
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
+	if err := req.typed(); err != nil {
+		return nil, err
+	}
 	if req.ID != 0 && !inScope(c, req.ID) {
 		return nil, fail(http.StatusNotFound, "not_found", "%v", servers.ErrNotFound)
 	}
@@ -371,6 +383,9 @@ func (w *Workspace) previewServer(r *http.Request, c *auth.Caller) (any, error) 
 func (w *Workspace) createServer(r *http.Request, c *auth.Caller) (any, error) {
 	var req serverRequest
 	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if err := req.typed(); err != nil {
 		return nil, err
 	}
 	if req.Fingerprint != "" {
@@ -405,6 +420,9 @@ func (w *Workspace) getServer(r *http.Request, c *auth.Caller) (any, error) {
 func (w *Workspace) updateServer(r *http.Request, c *auth.Caller) (any, error) {
 	id, req, err := idAndBody[serverRequest](r, c)
 	if err != nil {
+		return nil, err
+	}
+	if err := req.typed(); err != nil {
 		return nil, err
 	}
 	switch {

@@ -495,6 +495,26 @@ func TestLoaderVariablesRefused(t *testing.T) {
 	}
 }
 
+// TestTypedConfigCannotClaimARegistryEntry: the registry reference, which
+// the fingerprint covers, is Zero's to set on a configuration it derived;
+// a typed preview, create or edit that sends one is refused.
+func TestTypedConfigCannotClaimARegistryEntry(t *testing.T) {
+	ts := start(t, Options{})
+	c := stdioConfig(t, "s")
+	var created struct{ Server servers.Server }
+	ts.browser.must("POST", "/api/servers", map[string]any{"config": c}, 201, &created)
+	c.Name = "other"
+	c.Registry = &servers.RegistryRef{URL: "https://registry.example", Name: "io.example/s", Version: "1.0.0", EntrySHA256: strings.Repeat("0", 64)}
+	for _, r := range []struct{ method, path string }{
+		{"POST", "/api/servers/preview"}, {"POST", "/api/servers"}, {"PUT", "/api/servers/" + itoa(created.Server.ID)},
+	} {
+		st, data := ts.browser.do(r.method, r.path, map[string]any{"config": c, "base_fingerprint": created.Server.Fingerprint})
+		if st != 400 || !strings.Contains(string(data), "config.registry") {
+			t.Errorf("%s %s: %d %s", r.method, r.path, st, data)
+		}
+	}
+}
+
 // envOf returns the environment the envserver reported in its tool's
 // description: name -> short hash of the value.
 func envOf(t *testing.T, s servers.Server) map[string]string {
