@@ -90,6 +90,13 @@ type Options struct {
 	// GITHUB_TOKEN or gh's).
 	GitHubURL   string
 	GitHubToken string
+	// RegistryURL is the MCP Registry servers are added from
+	// (ZERO_REGISTRY_URL; "" is DefaultRegistryURL).
+	RegistryURL string
+	// RegistryRuntimes, for tests, maps a registry package's runtime
+	// ("npx", "uvx", "dnx", "docker") to the program that stands in for
+	// it; nil: the runtimes' own names, found in the PATH.
+	RegistryRuntimes map[string]string
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
