@@ -9,9 +9,19 @@ import (
 )
 
 // configFrom builds a config from fuzz input: fields are separated by \x01,
-// list items by \x00, so the fuzzer moves bytes between fields and items.
+// list items by \x00, so the fuzzer moves bytes between fields and items. A
+// ninth field, when there is one, is the registry reference, its four
+// fields separated by \x00.
 func configFrom(s string) ServerConfig {
-	f := strings.SplitN(s, "\x01", 8)
+	f := strings.SplitN(s, "\x01", 9)
+	var reg *Registry
+	if len(f) == 9 {
+		r := strings.SplitN(f[8], "\x00", 4)
+		for len(r) < 4 {
+			r = append(r, "")
+		}
+		reg = &Registry{URL: r[0], Name: r[1], Version: r[2], EntrySHA256: r[3]}
+	}
 	for len(f) < 8 {
 		f = append(f, "")
 	}
@@ -23,7 +33,7 @@ func configFrom(s string) ServerConfig {
 	}
 	return ServerConfig{
 		Kind: f[0], Command: f[1], Args: list(f[2]), Cwd: f[3],
-		EnvNames: list(f[4]), URL: f[5], HeaderNames: list(f[6]), Program: f[7],
+		EnvNames: list(f[4]), URL: f[5], HeaderNames: list(f[6]), Program: f[7], Registry: reg,
 	}
 }
 
@@ -36,6 +46,8 @@ func FuzzCanonical(f *testing.F) {
 	f.Add("http\x01\x01\x01\x01\x01https://x\x01x-a\x00X-B", "http\x01\x01\x01\x01\x01https://x\x01x-b\x00x-a")
 	f.Add("\x01x\ncwd 0:\x01\x01\x01\x01\x01", "\x01x\x01\x01\x01\x01\x01")
 	f.Add("\x01\x011:a\x01\x01B\x00A\x01\x01", "\x01\x01a\x01\x01A\x00B\x01\x01")
+	f.Add("stdio\x01npx\x01\x01\x01\x01\x01\x01\x01", "stdio\x01npx\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00")
+	f.Add("stdio\x01npx\x01\x01\x01\x01\x01\x01\x01u\x00n\x001\x00ab", "stdio\x01npx\x01\x01\x01\x01\x01\x01\x01u\x00n\x001a\x00b")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ca, cb := configFrom(a), configFrom(b)
 		ea, eb := Canonical(ca), Canonical(cb)

@@ -195,6 +195,84 @@ var serverGoldens = []struct {
 	},
 }
 
+// serverGoldensV3 are the registry encoding's vectors: a configuration
+// derived from an MCP Registry entry.
+var serverGoldensV3 = []struct {
+	name        string
+	config      ServerConfig
+	canonical   string
+	fingerprint string
+}{
+	{
+		name:   "empty reference",
+		config: ServerConfig{Registry: &Registry{}},
+		canonical: "zero-mcp-server-v3\n" +
+			"kind 0:\n" +
+			"command 0:\n" +
+			"program 0:\n" +
+			"args 0\n" +
+			"cwd 0:\n" +
+			"env 0\n" +
+			"url 0:\n" +
+			"headers 0\n" +
+			"registry-url 0:\n" +
+			"registry-name 0:\n" +
+			"registry-version 0:\n" +
+			"registry-sha256 0:\n",
+		fingerprint: "sha256:b7718ee35dec87b1c75c87e52e8d0cc938f35a9129e1335742a127c424c23a93",
+	},
+	{
+		name: "npm package",
+		config: ServerConfig{
+			Kind:     "stdio",
+			Command:  "npx",
+			Program:  "/usr/bin/npx",
+			Args:     []string{"-y", "@modelcontextprotocol/server-filesystem@1.0.2"},
+			EnvNames: []string{"API_KEY"},
+			Registry: &Registry{
+				URL:         "https://registry.modelcontextprotocol.io",
+				Name:        "io.github.modelcontextprotocol/filesystem",
+				Version:     "1.0.2",
+				EntrySHA256: "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+			},
+		},
+		canonical: "zero-mcp-server-v3\n" +
+			"kind 5:stdio\n" +
+			"command 3:npx\n" +
+			"program 12:/usr/bin/npx\n" +
+			"args 2\n" +
+			"2:-y\n" +
+			"45:@modelcontextprotocol/server-filesystem@1.0.2\n" +
+			"cwd 0:\n" +
+			"env 1\n" +
+			"7:API_KEY\n" +
+			"url 0:\n" +
+			"headers 0\n" +
+			"registry-url 40:https://registry.modelcontextprotocol.io\n" +
+			"registry-name 41:io.github.modelcontextprotocol/filesystem\n" +
+			"registry-version 5:1.0.2\n" +
+			"registry-sha256 64:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n",
+		fingerprint: "sha256:9a2785a948e9ebb8c8531a812fa692c38bd5aef29a3b99631d647dac1f86a543",
+	},
+}
+
+func TestServerGoldenV3(t *testing.T) {
+	for _, g := range serverGoldensV3 {
+		t.Run(g.name, func(t *testing.T) {
+			if diff := cmp.Diff(g.canonical, string(Canonical(g.config))); diff != "" {
+				t.Errorf("Canonical (-want +got):\n%s", diff)
+			}
+			if got := Fingerprint(g.config); got != g.fingerprint {
+				t.Errorf("Fingerprint = %s, want %s", got, g.fingerprint)
+			}
+			sum := sha256.Sum256([]byte(g.canonical))
+			if want := "sha256:" + hex.EncodeToString(sum[:]); g.fingerprint != want {
+				t.Errorf("golden fingerprint %s is not the hash of the golden bytes (%s)", g.fingerprint, want)
+			}
+		})
+	}
+}
+
 func TestServerGoldenV1(t *testing.T) {
 	for _, g := range serverGoldensV1 {
 		t.Run(g.name, func(t *testing.T) {

@@ -19,9 +19,12 @@
 // A fingerprint proves that a configuration is the one that was approved. It
 // says nothing about whether the program it names is safe to run.
 //
-// Server fingerprints have had two encodings. [Canonical] (v2) is the one in
-// use: it adds the absolute path the command resolved to. [CanonicalV1] is
-// kept to open what was stored under it before.
+// Server fingerprints have had three encodings. [Canonical] writes v2, which
+// adds the absolute path the command resolved to, for every configuration
+// without a registry reference, and v3, which adds the reference, for one
+// derived from an MCP Registry entry: a server that does not come from a
+// registry keeps its v2 fingerprint. [CanonicalV1] is kept to open what was
+// stored under the first encoding.
 package pin
 
 import (
@@ -42,10 +45,23 @@ type ServerConfig struct {
 	EnvNames    []string // names only, never values; the encoding sorts them
 	URL         string   // http/sse
 	HeaderNames []string // names only; canonicalized (http.CanonicalHeaderKey) and sorted by the encoding
+	// Registry is the MCP Registry entry the configuration was derived
+	// from, or nil; set, it selects the v3 encoding.
+	Registry *Registry
+}
+
+// Registry names the exact MCP Registry entry a configuration was derived
+// from: an entry whose bytes change upstream is another configuration.
+type Registry struct {
+	URL         string // the registry's base URL
+	Name        string // the entry's reverse-DNS name
+	Version     string // the entry's exact version
+	EntrySHA256 string // the SHA-256 of the entry's bytes, as the registry served them
 }
 
 // Version lines of the server encodings.
 const (
+	serverVersionV3 = "zero-mcp-server-v3\n"
 	serverVersion   = "zero-mcp-server-v2\n"
 	serverVersionV1 = "zero-mcp-server-v1\n"
 )
@@ -69,12 +85,27 @@ const (
 // value may hold any byte, newlines included. Every field is written whatever
 // the Kind, so nothing outside the encoding can change what runs. A nil list
 // and an empty list encode alike; duplicate names are kept.
+//
+// When c.Registry is set, the encoding is v3 instead: the version line
+// zero-mcp-server-v3, the same lines as v2, then
+//
+//	registry-url <len>:<URL>
+//	registry-name <len>:<Name>
+//	registry-version <len>:<Version>
+//	registry-sha256 <len>:<EntrySHA256>
 func Canonical(c ServerConfig) []byte {
-	return encode(c, serverVersion, true)
+	if c.Registry == nil {
+		return encode(c, serverVersion, true)
+	}
+	b := encode(c, serverVersionV3, true)
+	b = appendField(b, "registry-url", c.Registry.URL)
+	b = appendField(b, "registry-name", c.Registry.Name)
+	b = appendField(b, "registry-version", c.Registry.Version)
+	return appendField(b, "registry-sha256", c.Registry.EntrySHA256)
 }
 
-// CanonicalV1 is the first encoding: [Canonical] with the v1 version line
-// and without the program line. It is frozen; nothing new is fingerprinted
+// CanonicalV1 is the first encoding: [Canonical]'s v2 with the v1 version
+// line and without the program line. It is frozen; nothing new is fingerprinted
 // with it.
 func CanonicalV1(c ServerConfig) []byte {
 	return encode(c, serverVersionV1, false)
@@ -104,7 +135,7 @@ func encode(c ServerConfig, version string, program bool) []byte {
 }
 
 // Fingerprint returns "sha256:" and the lowercase hex SHA-256 of
-// [Canonical](c).
+// [Canonical](c): v2, or v3 for a configuration with a registry reference.
 func Fingerprint(c ServerConfig) string {
 	return sha256Hex(Canonical(c))
 }

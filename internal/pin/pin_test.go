@@ -73,6 +73,43 @@ func TestFingerprintChangesWithEveryField(t *testing.T) {
 	}
 }
 
+// TestRegistryReferenceIsFingerprinted: a reference gives the v3 encoding,
+// each of its fields (the entry's SHA-256 above all: an entry whose bytes
+// change upstream) gives another fingerprint, and a configuration without
+// one keeps its v2 bytes.
+func TestRegistryReferenceIsFingerprinted(t *testing.T) {
+	ref := func() *Registry {
+		return &Registry{URL: "https://registry.example", Name: "io.example/srv", Version: "1.0.0", EntrySHA256: strings.Repeat("a", 64)}
+	}
+	if got := string(Canonical(base())); !strings.HasPrefix(got, serverVersion) || strings.Contains(got, "registry") {
+		t.Errorf("a configuration without a reference is not v2:\n%s", got)
+	}
+	with := base()
+	with.Registry = ref()
+	if got := string(Canonical(with)); !strings.HasPrefix(got, serverVersionV3) || !strings.HasPrefix(got[len(serverVersionV3):], string(Canonical(base())[len(serverVersion):])) {
+		t.Errorf("v3 is not v2's lines with the reference after them:\n%s", got)
+	}
+	variants := map[string]func(*Registry){
+		"url":             func(r *Registry) { r.URL = "https://registry.example/" },
+		"name":            func(r *Registry) { r.Name = "io.example/srv2" },
+		"version":         func(r *Registry) { r.Version = "1.0.1" },
+		"entry bytes":     func(r *Registry) { r.EntrySHA256 = strings.Repeat("b", 64) },
+		"name to version": func(r *Registry) { r.Name, r.Version = "io.example/srv1", ".0.0" },
+		"empty":           func(r *Registry) { *r = Registry{} },
+	}
+	seen := map[string]string{Fingerprint(base()): "no reference", Fingerprint(with): "base"}
+	for name, change := range variants {
+		c := base()
+		c.Registry = ref()
+		change(c.Registry)
+		fp := Fingerprint(c)
+		if other, ok := seen[fp]; ok {
+			t.Errorf("%s and %s have the same fingerprint", name, other)
+		}
+		seen[fp] = name
+	}
+}
+
 // TestFingerprintIgnoresNameOrder: env and header names are sets to the
 // reader, and header names are compared as HTTP does.
 func TestFingerprintIgnoresNameOrder(t *testing.T) {
@@ -362,8 +399,9 @@ func parseCanonical(b []byte) (ServerConfig, error) {
 		}
 		return true
 	}
+	v3 := expect(serverVersionV3)
 	switch {
-	case !expect(serverVersion):
+	case !v3 && !expect(serverVersion):
 		return fail("version")
 	case !field("kind", &c.Kind):
 		return fail("kind")
@@ -381,7 +419,21 @@ func parseCanonical(b []byte) (ServerConfig, error) {
 		return fail("url")
 	case !list("headers", &c.HeaderNames):
 		return fail("headers")
-	case rest != "":
+	}
+	if v3 {
+		c.Registry = &Registry{}
+		switch {
+		case !field("registry-url", &c.Registry.URL):
+			return fail("registry-url")
+		case !field("registry-name", &c.Registry.Name):
+			return fail("registry-name")
+		case !field("registry-version", &c.Registry.Version):
+			return fail("registry-version")
+		case !field("registry-sha256", &c.Registry.EntrySHA256):
+			return fail("registry-sha256")
+		}
+	}
+	if rest != "" {
 		return fail("end")
 	}
 	return c, nil

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/zero-dev/zero/internal/guard/envscrub"
 	"github.com/zero-dev/zero/internal/guard/netguard"
@@ -52,10 +53,25 @@ type Config struct {
 	Env     []string `json:"env,omitempty"`
 	URL     string   `json:"url,omitempty"`
 	Headers []string `json:"headers,omitempty"`
+	// Registry is set on a configuration Zero derived from an MCP Registry
+	// entry (registry.Derive), never taken from a typed configuration: the
+	// fingerprint then covers the exact entry.
+	Registry *RegistryRef `json:"registry,omitempty"`
+}
+
+// A RegistryRef names the MCP Registry entry a configuration was derived
+// from: the registry's URL, the entry's name and exact version, and the
+// lowercase hex SHA-256 of the entry's bytes as the registry served them.
+type RegistryRef struct {
+	URL         string `json:"url"`
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	EntrySHA256 string `json:"entry_sha256"`
 }
 
 // Fingerprint returns the fingerprint of c's code-relevant fields (all but
-// the name), the resolved program included.
+// the name), the resolved program included, and its registry reference when
+// it has one (pin's v3 encoding; without one, v2 as before).
 func (c Config) Fingerprint() string {
 	return pin.Fingerprint(c.pinned())
 }
@@ -67,10 +83,22 @@ func (c Config) fingerprintV1() string {
 }
 
 func (c Config) pinned() pin.ServerConfig {
-	return pin.ServerConfig{
+	p := pin.ServerConfig{
 		Kind: c.Kind, Command: c.Command, Program: c.Program, Args: c.Args, Cwd: c.Cwd, EnvNames: c.Env,
 		URL: c.URL, HeaderNames: c.Headers,
 	}
+	if r := c.Registry; r != nil {
+		p.Registry = &pin.Registry{URL: r.URL, Name: r.Name, Version: r.Version, EntrySHA256: r.EntrySHA256}
+	}
+	return p
+}
+
+// differs reports whether two references (either nil) name other entries.
+func (r *RegistryRef) differs(o *RegistryRef) bool {
+	if r == nil || o == nil {
+		return r != o
+	}
+	return *r != *o
 }
 
 // Secrets are values given with a configuration: write-only, never returned.
@@ -200,6 +228,9 @@ func (p Policy) Validate(c *Config, s Secrets) error {
 	default:
 		bad("kind %q: want stdio, http or sse", c.Kind)
 	}
+	if c.Registry != nil {
+		validateRegistry(*c.Registry, bad)
+	}
 	for name, value := range s.Env {
 		if !slices.Contains(c.Env, name) {
 			bad("a value is given for env %s, which the configuration does not declare", name)
@@ -220,6 +251,24 @@ func (p Policy) Validate(c *Config, s Secrets) error {
 		return &InvalidError{Problems: problems}
 	}
 	return nil
+}
+
+var sha256RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+
+// validateRegistry checks the shape of a registry reference; what it names
+// was checked when the entry was parsed.
+func validateRegistry(r RegistryRef, bad func(string, ...any)) {
+	if _, err := netguard.CheckURL(r.URL); err != nil {
+		bad("registry url: %v", err)
+	}
+	for field, v := range map[string]string{"name": r.Name, "version": r.Version} {
+		if v == "" || len(v) > 255 || strings.ContainsFunc(v, unicode.IsControl) {
+			bad("registry %s %q: want 1-255 characters, no control characters", field, v)
+		}
+	}
+	if !sha256RE().MatchString(r.EntrySHA256) {
+		bad("registry entry_sha256 %q: want 64 lowercase hex digits", r.EntrySHA256)
+	}
 }
 
 func validateStdio(c *Config, bad func(string, ...any)) {

@@ -2,6 +2,7 @@ package servers
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,7 @@ func TestValidate(t *testing.T) {
 		{Name: "a", Kind: KindStdio, Command: "srv", Cwd: "sub/dir", Env: []string{"TOKEN"}},
 		{Name: "b", Kind: KindHTTP, URL: "https://mcp.example.com/mcp", Headers: []string{"authorization"}},
 		{Name: "c", Kind: KindSSE, URL: "https://127.0.0.1:8443/sse"},
+		{Name: "d", Kind: KindStdio, Command: "npx", Args: []string{"-y", "pkg@1.0.0"}, Registry: &RegistryRef{URL: "https://registry.example", Name: "io.example/pkg", Version: "1.0.0", EntrySHA256: strings.Repeat("0a", 32)}},
 	}
 	for _, c := range good {
 		if err := p.Validate(&c, Secrets{}); err != nil {
@@ -88,6 +90,11 @@ func TestValidate(t *testing.T) {
 		"header with space":  {Config{Name: "a", Kind: KindHTTP, URL: "https://x.example/", Headers: []string{"X Y"}}, Secrets{}},
 		"header value CRLF":  {Config{Name: "a", Kind: KindHTTP, URL: "https://x.example/", Headers: []string{"X-Key"}}, Secrets{Headers: map[string]string{"X-Key": "a\r\nHost: evil"}}},
 		"credentials in url": {Config{Name: "a", Kind: KindHTTP, URL: "https://user:pw@x.example/"}, Secrets{}},
+		"registry no sha":    {Config{Name: "a", Kind: KindStdio, Command: "x", Registry: &RegistryRef{URL: "https://r.example", Name: "io.x/a", Version: "1"}}, Secrets{}},
+		"registry upper sha": {Config{Name: "a", Kind: KindStdio, Command: "x", Registry: &RegistryRef{URL: "https://r.example", Name: "io.x/a", Version: "1", EntrySHA256: strings.Repeat("0A", 32)}}, Secrets{}},
+		"registry no name":   {Config{Name: "a", Kind: KindStdio, Command: "x", Registry: &RegistryRef{URL: "https://r.example", Version: "1", EntrySHA256: strings.Repeat("0a", 32)}}, Secrets{}},
+		"registry ctl in v":  {Config{Name: "a", Kind: KindStdio, Command: "x", Registry: &RegistryRef{URL: "https://r.example", Name: "io.x/a", Version: "1\n", EntrySHA256: strings.Repeat("0a", 32)}}, Secrets{}},
+		"registry file url":  {Config{Name: "a", Kind: KindStdio, Command: "x", Registry: &RegistryRef{URL: "file:///r", Name: "io.x/a", Version: "1", EntrySHA256: strings.Repeat("0a", 32)}}, Secrets{}},
 	}
 	for name, tc := range bad {
 		c := tc.c
@@ -116,5 +123,68 @@ func TestParseOrigins(t *testing.T) {
 		if a := p.allowFor(u); len(a) != 0 {
 			t.Errorf("allowFor(%s) = %v, want nothing", u, a)
 		}
+	}
+}
+
+// TestFingerprintV2Unchanged: a configuration without a registry reference
+// keeps exactly the fingerprint it had before references existed (the
+// values were computed on the code as it was, and are frozen: stored
+// approvals hold them).
+func TestFingerprintV2Unchanged(t *testing.T) {
+	for _, tc := range []struct {
+		c      Config
+		v2, v1 string
+	}{
+		{
+			Config{Name: "fs", Kind: KindStdio, Command: "npx", Program: "/usr/bin/npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/data"}, Cwd: "work", Env: []string{"API_KEY"}},
+			"sha256:49ce5cbc18874002433b3570056edea407a33b6d021e1bb9f17755638670b661",
+			"sha256:98e59ea0f8aa4557584f45431925de5397acd687ddab9523c6ddfd3d9d9baa71",
+		},
+		{
+			Config{Name: "remote", Kind: KindHTTP, URL: "https://mcp.example.com/mcp", Headers: []string{"Authorization"}},
+			"sha256:db03184b2137ce2eb22b5e92039647076ce4189d2c08fd4a8a3ef5775fc918f7",
+			"sha256:88cbcb16deece91498a22edcb70445b5a504ef314067ac68670cec1678627430",
+		},
+	} {
+		if got := tc.c.Fingerprint(); got != tc.v2 {
+			t.Errorf("%s: fingerprint %s, want %s", tc.c.Name, got, tc.v2)
+		}
+		if got := tc.c.fingerprintV1(); got != tc.v1 {
+			t.Errorf("%s: v1 fingerprint %s, want %s", tc.c.Name, got, tc.v1)
+		}
+	}
+}
+
+// TestFingerprintCoversRegistryEntry: a reference changes the fingerprint,
+// and so does each of its parts; an entry whose bytes changed upstream is
+// another configuration, and ChangedFields says so.
+func TestFingerprintCoversRegistryEntry(t *testing.T) {
+	plain := Config{Name: "fs", Kind: KindStdio, Command: "npx", Args: []string{"-y", "pkg@1.0.0"}}
+	ref := RegistryRef{URL: "https://registry.example", Name: "io.example/pkg", Version: "1.0.0", EntrySHA256: strings.Repeat("0a", 32)}
+	from := func(change func(*RegistryRef)) Config {
+		c, r := plain, ref
+		change(&r)
+		c.Registry = &r
+		return c
+	}
+	base := from(func(*RegistryRef) {})
+	seen := map[string]string{plain.Fingerprint(): "no reference", base.Fingerprint(): "base"}
+	for name, change := range map[string]func(*RegistryRef){
+		"registry url": func(r *RegistryRef) { r.URL = "https://other.example" },
+		"name":         func(r *RegistryRef) { r.Name = "io.example/pkg2" },
+		"version":      func(r *RegistryRef) { r.Version = "1.0.1" },
+		"entry bytes":  func(r *RegistryRef) { r.EntrySHA256 = strings.Repeat("0b", 32) },
+	} {
+		c := from(change)
+		if other, ok := seen[c.Fingerprint()]; ok {
+			t.Errorf("%s: same fingerprint as %s", name, other)
+		}
+		seen[c.Fingerprint()] = name
+		if got := ChangedFields(base, c); !slices.Equal(got, []string{"registry"}) {
+			t.Errorf("%s: ChangedFields = %v, want [registry]", name, got)
+		}
+	}
+	if got := ChangedFields(plain, base); !slices.Equal(got, []string{"registry"}) {
+		t.Errorf("reference added: ChangedFields = %v, want [registry]", got)
 	}
 }

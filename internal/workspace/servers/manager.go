@@ -441,6 +441,7 @@ func ChangedFields(a, b Config) []string {
 	add("env", !slices.Equal(sorted(a.Env), sorted(b.Env)))
 	add("url", a.URL != b.URL)
 	add("headers", !slices.Equal(sorted(a.Headers), sorted(b.Headers)))
+	add("registry", a.Registry.differs(b.Registry))
 	return out
 }
 
