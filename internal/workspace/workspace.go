@@ -130,6 +130,7 @@ type Workspace struct {
 	threads   *threads.Store
 	skills    *skills.Manager  // skills added from GitHub, under $ZERO_HOME/skills
 	plugins   *plugins.Manager // plugins installed from GitHub, under $ZERO_HOME/plugins
+	registry  *registrySource  // the MCP Registry servers are added from, through its cache
 	runner    *threads.Runner  // the threads' runs
 	// threadLimits bound each run; zero values are the defaults (tests
 	// lower them).
@@ -223,6 +224,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
 		Changed: func(id int64) { w.endpoint.Changed(id) }, Log: w.log,
 	})
+	w.openRegistry()
 	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
 		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
 		return nil, fmt.Errorf("open the skills: %w", err)
@@ -330,6 +332,9 @@ func (w *Workspace) Close() error {
 	}
 	if w.endpoint != nil {
 		w.endpoint.Close()
+	}
+	if w.registry != nil {
+		w.registry.close() // its refreshes write to the database
 	}
 	if w.runtime != nil {
 		errs = append(errs, w.runtime.Close())
