@@ -267,6 +267,15 @@ func TestRegistryDraftToToolCall(t *testing.T) {
 		t.Fatalf("what Zero would run: %+v", det.Options)
 	}
 
+	// The pages: Explore lists it; its page shows the command.
+	if st, page := b.do("GET", "/registry?search=zero-test/filesystem", nil); st != 200 || !strings.Contains(string(page), "Zero test filesystem") {
+		t.Fatalf("the Explore page: %d %s", st, page)
+	}
+	if st, page := b.do("GET", entryPagePath("io.github.zero-test/filesystem", "1.0.0"), nil); st != 200 ||
+		!strings.Contains(string(page), html.EscapeString(web.CommandLine(npx, wantArgs))) || strings.Contains(string(page), "<script>ignored") {
+		t.Fatalf("the entry's page: %d %s", st, page)
+	}
+
 	body := map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0}
 	agent := ts.bearer()
 	if st, data := agent.do("POST", "/api/registry/drafts", body); st != 403 || errorCode(data) != "browser_only" {
