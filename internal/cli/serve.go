@@ -60,6 +60,11 @@ Skills are added from GitHub (ZERO_GITHUB_URL for another host, such as
 GitHub Enterprise), with the token in GH_TOKEN or GITHUB_TOKEN, or gh's own
 (gh auth token) when gh is installed; it is sent to that host only.
 
+Servers are added from the MCP Registry at
+https://registry.modelcontextprotocol.io, or at the registry
+ZERO_REGISTRY_URL names (https, or http to loopback), such as a company's
+sub-registry.
+
 HTTP MCP servers on loopback, private or link-local hosts are refused unless
 their origin is listed in ZERO_ALLOWED_LOCAL_ORIGINS (comma-separated, such
 as https://127.0.0.1:8443), an environment variable zero serve reads when it
@@ -99,6 +104,12 @@ alone.
 					return usagef("ZERO_GITHUB_URL: %v", err)
 				}
 			}
+			registryURL := os.Getenv("ZERO_REGISTRY_URL")
+			if registryURL != "" {
+				if err := workspace.CheckRegistryURL(registryURL); err != nil {
+					return usagef("ZERO_REGISTRY_URL: %v", err)
+				}
+			}
 			// Sandboxed threads' guests run this executable as their helper
 			// ("zero guest ..."); without its path they have no file tools.
 			helper, err := os.Executable()
@@ -110,6 +121,7 @@ alone.
 			}
 			return workspace.Serve(ctx, workspace.Options{Home: home, Team: *team, AllowedLocalOrigins: origins, LocalCAFile: *localCA,
 				GOGC: os.Getenv("GOGC"), Stderr: stdio.Err, SecretsKeyFile: os.Getenv("ZERO_SECRETS_KEY_FILE"), DatabaseURL: databaseURL, GitHubURL: githubURL,
+				RegistryURL: registryURL,
 				GitHubToken: githubToken(ctx, home, githubURL), SandboxHelper: helper, SandboxHelperArgs: []string{guestWord},
 				SandboxDockerHost: os.Getenv("DOCKER_HOST")}, *addr)
 		},

@@ -92,6 +92,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	w.allowanceRoutes(mux)
 	w.skillRoutes(mux)
 	w.pluginRoutes(mux)
+	w.registryRoutes(mux)
 	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
 		return nil, fail(http.StatusNotFound, "not_found", "no such route")
@@ -114,7 +115,7 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 }
 
 func statusOf(r *http.Request) int {
-	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" || r.URL.Path == "/api/plugins" ||
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" || r.URL.Path == "/api/plugins" || r.URL.Path == "/api/registry/drafts" ||
 		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork" ||
 		r.Pattern == "POST /api/threads/{id}/retry" || r.Pattern == "POST /api/threads/{id}/regenerate" || r.Pattern == "POST /api/threads/{id}/edit") {
 		return http.StatusCreated

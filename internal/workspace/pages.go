@@ -35,6 +35,7 @@ var notices = map[string]string{
 	"created":          "Saved and approved. It is disabled: enable it when you want your clients to use it.",
 	"enabled":          "Approved, saved and enabled.",
 	"draft":            "Saved as a draft. The workspace owner has to approve it before it can run.",
+	"registry_draft":   "Saved as a disabled draft, derived by Zero from the registry's entry. Review what it runs below, and approve it if you agree.",
 	"approved":         "Approved.",
 	"updated":          "The changes are approved and saved. The server is untested again if its code-relevant fields changed.",
 	"enable":           "Enabled.",
@@ -112,6 +113,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	w.sandboxPageRoutes(mux)
 	w.skillPageRoutes(mux)
 	w.pluginPageRoutes(mux)
+	w.registryPageRoutes(mux)
 }
 
 // page wraps a page route in the same gate as the API (check), for

@@ -90,6 +90,13 @@ type Options struct {
 	// GITHUB_TOKEN or gh's).
 	GitHubURL   string
 	GitHubToken string
+	// RegistryURL is the MCP Registry servers are added from
+	// (ZERO_REGISTRY_URL; "" is DefaultRegistryURL).
+	RegistryURL string
+	// RegistryRuntimes, for tests, maps a registry package's runtime
+	// ("npx", "uvx", "dnx", "docker") to the program that stands in for
+	// it; nil: the runtimes' own names, found in the PATH.
+	RegistryRuntimes map[string]string
 	// TLS and Resolver are for tests: TLS trusts a test server's
 	// certificate, Resolver makes a name resolve to a chosen address. Nil
 	// means the system's.
@@ -123,6 +130,7 @@ type Workspace struct {
 	threads   *threads.Store
 	skills    *skills.Manager  // skills added from GitHub, under $ZERO_HOME/skills
 	plugins   *plugins.Manager // plugins installed from GitHub, under $ZERO_HOME/plugins
+	registry  *registrySource  // the MCP Registry servers are added from, through its cache
 	runner    *threads.Runner  // the threads' runs
 	// threadLimits bound each run; zero values are the defaults (tests
 	// lower them).
@@ -216,6 +224,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		Policy: servers.Policy{LocalOrigins: o.AllowedLocalOrigins}, Runtime: w.runtime,
 		Changed: func(id int64) { w.endpoint.Changed(id) }, Log: w.log,
 	})
+	w.openRegistry()
 	if w.skills, err = skills.New(skills.Options{Dir: filepath.Join(o.Home, skillsDir), Audit: w.audit,
 		Source: &gitsource.Source{BaseURL: o.GitHubURL, Token: o.GitHubToken}}); err != nil {
 		return nil, fmt.Errorf("open the skills: %w", err)
@@ -323,6 +332,9 @@ func (w *Workspace) Close() error {
 	}
 	if w.endpoint != nil {
 		w.endpoint.Close()
+	}
+	if w.registry != nil {
+		w.registry.close() // its refreshes write to the database
 	}
 	if w.runtime != nil {
 		errs = append(errs, w.runtime.Close())

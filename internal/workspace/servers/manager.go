@@ -168,6 +168,10 @@ func (m *Manager) iconClient() *http.Client {
 	return &http.Client{Transport: t, Timeout: 10 * time.Second}
 }
 
+// IconClient is the client for what a server or a registry entry
+// declares elsewhere (an icon, an mcpb bundle): iconClient's.
+func (m *Manager) IconClient() *http.Client { return m.iconClient() }
+
 // byOrigin sends a request through the transport of its origin, if it has
 // one, else through public.
 type byOrigin struct {

@@ -1,0 +1,380 @@
+package workspace
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/workspace/servers"
+	"github.com/zero-dev/zero/internal/workspace/web"
+)
+
+// testRegistry is a local MCP Registry (the v0.1 API the official one
+// serves): its entries are server.json documents with their status, in
+// name order; a listing pages through them with the last name as the
+// cursor. It counts the requests it answers.
+type testRegistry struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	all []registryEntry
+	// down, when set, answers every request 503.
+	down bool
+	hits int
+}
+
+// registryEntry is one version of a server in the test registry.
+type registryEntry struct {
+	Server   json.RawMessage // the bytes of its server.json, as served
+	Name     string
+	Version  string
+	Status   string // active, deprecated or deleted
+	Message  string // its statusMessage
+	IsLatest bool
+}
+
+func newTestRegistry(t testing.TB, entries ...registryEntry) *testRegistry {
+	t.Helper()
+	reg := &testRegistry{}
+	for _, e := range entries {
+		reg.add(t, e)
+	}
+	reg.srv = httptest.NewServer(http.HandlerFunc(reg.serve))
+	t.Cleanup(reg.srv.Close)
+	return reg
+}
+
+// add adds e, reading its name and version from its server.json.
+func (reg *testRegistry) add(t testing.TB, e registryEntry) {
+	t.Helper()
+	var head struct{ Name, Version string }
+	if err := json.Unmarshal(e.Server, &head); err != nil && e.Name == "" {
+		t.Fatalf("a test entry: %v", err)
+	}
+	if e.Name == "" {
+		e.Name, e.Version = head.Name, head.Version
+	}
+	if e.Status == "" {
+		e.Status = "active"
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	reg.all = append(reg.all, e)
+	slices.SortStableFunc(reg.all, func(a, b registryEntry) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// answer is an entry as the API answers it: server.json under "server",
+// the registry's own metadata under "_meta".
+func (e registryEntry) answer() map[string]any {
+	official := map[string]any{"status": e.Status, "isLatest": e.IsLatest,
+		"publishedAt": "2025-09-16T16:43:44.243434Z", "updatedAt": "2025-09-16T16:43:44.243434Z"}
+	if e.Message != "" {
+		official["statusMessage"] = e.Message
+	}
+	return map[string]any{"server": e.Server, "_meta": map[string]any{"io.modelcontextprotocol.registry/official": official}}
+}
+
+func (reg *testRegistry) serve(rw http.ResponseWriter, r *http.Request) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	reg.hits++
+	if reg.down {
+		http.Error(rw, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v0.1/servers/"); ok {
+		escName, escVersion, ok := strings.Cut(rest, "/versions/")
+		name, err1 := url.PathUnescape(escName)
+		version, err2 := url.PathUnescape(escVersion)
+		if !ok || err1 != nil || err2 != nil {
+			http.NotFound(rw, r)
+			return
+		}
+		for _, e := range reg.all {
+			if e.Name == name && (e.Version == version || version == "latest" && e.IsLatest) {
+				json.NewEncoder(rw).Encode(e.answer())
+				return
+			}
+		}
+		http.Error(rw, `{"title":"Not Found","status":404,"detail":"Server not found"}`, http.StatusNotFound)
+		return
+	}
+	if r.URL.Path != "/v0.1/servers" {
+		http.NotFound(rw, r)
+		return
+	}
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 30
+	}
+	search, cursor := strings.ToLower(q.Get("search")), q.Get("cursor")
+	var page []map[string]any
+	next := ""
+	for _, e := range reg.all {
+		if q.Get("version") == "latest" && !e.IsLatest || cursor != "" && e.Name+":"+e.Version <= cursor ||
+			search != "" && !strings.Contains(strings.ToLower(e.Name), search) {
+			continue
+		}
+		if len(page) == limit {
+			break
+		}
+		page = append(page, e.answer())
+		next = e.Name + ":" + e.Version
+	}
+	if len(page) < limit {
+		next = ""
+	}
+	meta := map[string]any{"count": len(page)}
+	if next != "" {
+		meta["nextCursor"] = next
+	}
+	json.NewEncoder(rw).Encode(map[string]any{"servers": page, "metadata": meta})
+}
+
+var (
+	fakenpxOnce sync.Once
+	fakenpxPath string
+	fakenpxErr  error
+)
+
+// fakenpx builds testdata/fakenpx, the stand-in for npx that the
+// test-only runtime hint (Options.RegistryRuntimes["npx"], passed to
+// registry.DeriveOptions.Runtimes) names: it runs `zero mcp filesystem
+// FOLDER` for the one npm package it knows.
+func fakenpx(t testing.TB) string {
+	t.Helper()
+	fakenpxOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zero-fakenpx-")
+		if err != nil {
+			fakenpxErr = err
+			return
+		}
+		fakenpxPath = filepath.Join(dir, "npx")
+		if out, err := exec.Command("go", "build", "-o", fakenpxPath, "./testdata/fakenpx").CombinedOutput(); err != nil {
+			fakenpxErr = &buildError{err, string(out)}
+		}
+	})
+	if fakenpxErr != nil {
+		t.Fatal(fakenpxErr)
+	}
+	return fakenpxPath
+}
+
+// officialEntries are the official registry's published examples
+// (registry/testdata/official, see its README), each the latest version.
+func officialEntries(t testing.TB) []registryEntry {
+	t.Helper()
+	files, err := filepath.Glob("registry/testdata/official/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the official examples: %v", err)
+	}
+	var out []registryEntry
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, registryEntry{Server: data, IsLatest: true})
+	}
+	return out
+}
+
+// fsEntry is an npm entry whose one package argument is folder: Zero
+// derives `npx -y @zero-test/filesystem@1.0.0 FOLDER` from it.
+func fsEntry(folder string) registryEntry {
+	data, _ := json.Marshal(map[string]any{
+		"$schema": "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
+		"name":    "io.github.zero-test/filesystem", "title": "Zero test filesystem", "version": "1.0.0",
+		"description": "Reads the files of one folder.",
+		"packages": []any{map[string]any{"registryType": "npm", "registryBaseUrl": "https://registry.npmjs.org",
+			"identifier": "@zero-test/filesystem", "version": "1.0.0", "transport": map[string]any{"type": "stdio"},
+			"packageArguments": []any{map[string]any{"type": "positional", "valueHint": "folder", "value": folder}}}},
+		"someFieldZeroDoesNotUse": "<script>ignored</script>",
+	})
+	return registryEntry{Server: data, IsLatest: true}
+}
+
+// TestRegistryDraftToToolCall: against a local registry holding the
+// official examples and an npm entry, a person searches and pages, sees
+// on the entry's route exactly what Zero would run, and makes a draft
+// (browser only: a bearer caller gets 403 browser_only); the draft is
+// an ordinary one: unapproved and disabled, its review shows the derived
+// command, and once approved its Test lists the tools and /mcp calls one.
+// The npm package runs through the test-only runtime hint: "npx" is
+// testdata/fakenpx, which runs `zero mcp filesystem FOLDER`, so nothing
+// is fetched from npm.
+func TestRegistryDraftToToolCall(t *testing.T) {
+	folder := t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "hello.txt"), []byte("hello from the registry"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries := append(officialEntries(t), fsEntry(folder))
+	for i := range 40 { // more than a page
+		data, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("io.github.zero-test/many-%02d", i), "version": "1.0.0",
+			"description": "One of many.", "remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+		entries = append(entries, registryEntry{Server: data, IsLatest: true})
+	}
+	reg := newTestRegistry(t, entries...)
+	npx := fakenpx(t)
+	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"npx": npx}})
+	b := ts.browser
+
+	var found registryListing
+	b.must("GET", "/api/registry/servers?search=zero-test/filesystem", nil, 200, &found)
+	if len(found.Servers) != 1 || found.Servers[0].Name != "io.github.zero-test/filesystem" || found.Servers[0].Title != "Zero test filesystem" {
+		t.Fatalf("search: %+v", found)
+	}
+	// Paging: every entry once, in pages, by the registry's cursors.
+	seen := map[string]bool{}
+	cursor, pages := "", 0
+	for {
+		var p registryListing
+		b.must("GET", "/api/registry/servers?cursor="+url.QueryEscape(cursor), nil, 200, &p)
+		pages++
+		for _, s := range p.Servers {
+			if seen[s.Name] {
+				t.Fatalf("%s listed twice", s.Name)
+			}
+			seen[s.Name] = true
+		}
+		if cursor = p.NextCursor; cursor == "" || pages > 5 {
+			break
+		}
+	}
+	if pages < 2 || len(seen) != len(entries) {
+		t.Fatalf("paging: %d pages, %d entries listed of %d", pages, len(seen), len(entries))
+	}
+
+	// The entry's route: exactly what Zero would run.
+	var det registryDetail
+	b.must("GET", entryPath("io.github.zero-test/filesystem", "1.0.0"), nil, 200, &det)
+	wantArgs := []string{"-y", "@zero-test/filesystem@1.0.0", folder}
+	if len(det.Options) != 1 || det.Options[0].Config == nil || det.Options[0].Config.Command != npx ||
+		!slices.Equal(det.Options[0].Config.Args, wantArgs) || det.Options[0].CommandLine != web.CommandLine(npx, wantArgs) {
+		t.Fatalf("what Zero would run: %+v", det.Options)
+	}
+
+	// The pages: Explore lists it; its page shows the command.
+	if st, page := b.do("GET", "/registry?search=zero-test/filesystem", nil); st != 200 || !strings.Contains(string(page), "Zero test filesystem") {
+		t.Fatalf("the Explore page: %d %s", st, page)
+	}
+	if st, page := b.do("GET", entryPagePath("io.github.zero-test/filesystem", "1.0.0"), nil); st != 200 ||
+		!strings.Contains(string(page), html.EscapeString(web.CommandLine(npx, wantArgs))) || strings.Contains(string(page), "<script>ignored") {
+		t.Fatalf("the entry's page: %d %s", st, page)
+	}
+
+	body := map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0}
+	agent := ts.bearer()
+	if st, data := agent.do("POST", "/api/registry/drafts", body); st != 403 || errorCode(data) != "browser_only" {
+		t.Fatalf("a bearer caller's draft: %d %s", st, data)
+	}
+	var c created
+	b.must("POST", "/api/registry/drafts", body, 201, &c)
+	s := c.Server
+	if s.Approved || s.Enabled || s.Config.Command != npx || !slices.Equal(s.Config.Args, wantArgs) || s.Config.Registry == nil ||
+		s.Config.Registry.Name != "io.github.zero-test/filesystem" || s.Config.Registry.Version != "1.0.0" || s.Config.Registry.EntrySHA256 != det.SHA256 {
+		t.Fatalf("the draft: %+v", s)
+	}
+	// Its review, the server's page, shows the derived command.
+	st, page := b.do("GET", "/servers/"+itoa(s.ID), nil)
+	if st != 200 || !strings.Contains(string(page), html.EscapeString(web.CommandLine(npx, wantArgs))) {
+		t.Fatalf("the draft's review: %d, does not show the command", st)
+	}
+	id := itoa(s.ID)
+	b.must("POST", "/api/servers/"+id+"/approve", map[string]any{"fingerprint": s.Fingerprint, "enable": true}, 200, &s)
+	b.must("POST", "/api/servers/"+id+"/test", nil, 200, &s)
+	if s.Status != servers.StatusOK || len(s.Tools) == 0 {
+		t.Fatalf("test: %+v", s)
+	}
+	cs, _ := ts.mcpClient(agent.token)
+	if text, isErr := callText(t, cs, "filesystem__read_text_file", map[string]any{"path": filepath.Join(folder, "hello.txt")}); isErr ||
+		!strings.Contains(text, "hello from the registry") {
+		t.Fatalf("the call through /mcp: %q %v", text, isErr)
+	}
+
+	records, err := ts.w.audit.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(records, func(r audit.Record) bool { return r.Action == "server.from_registry" })
+	if i < 0 || records[i].Fingerprint != c.Server.Fingerprint || records[i].Detail["name"] != "io.github.zero-test/filesystem" ||
+		records[i].Detail["entry_sha256"] != det.SHA256 || records[i-1].Action != "server.draft" {
+		t.Fatalf("the audit records: %+v", records)
+	}
+}
+
+// TestRegistryRefusals: each refusal says why, and saves nothing: a
+// deleted entry, a version range or latest, an oci image without a
+// digest, an http remote, a required input missing, a server.json over
+// its bound.
+func TestRegistryRefusals(t *testing.T) {
+	entry := func(v map[string]any) registryEntry {
+		data, _ := json.Marshal(v)
+		return registryEntry{Server: data, IsLatest: true}
+	}
+	deleted := entry(map[string]any{"name": "io.github.zero-test/gone", "version": "1.0.0", "description": "Gone.",
+		"remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+	deleted.Status = "deleted"
+	huge := entry(map[string]any{"name": "io.github.zero-test/huge", "version": "1.0.0", "description": strings.Repeat("x", 1<<20),
+		"remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+	reg := newTestRegistry(t, append(officialEntries(t), deleted, huge,
+		entry(map[string]any{"name": "io.github.zero-test/image", "version": "1.0.0", "description": "A tag only.",
+			"packages": []any{map[string]any{"registryType": "oci", "identifier": "docker.io/zero/test:1.0.0", "transport": map[string]any{"type": "stdio"}}}}),
+		entry(map[string]any{"name": "io.github.zero-test/plain", "version": "1.0.0", "description": "Plain http.",
+			"remotes": []any{map[string]any{"type": "streamable-http", "url": "http://example.com/mcp"}}}),
+	)...)
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	b := ts.browser
+	zero := 0
+	for _, tc := range []struct {
+		name, version string
+		remote        bool
+		status        int
+		code, says    string
+	}{
+		{"io.github.zero-test/gone", "1.0.0", true, 410, "entry_deleted", "deleted"},
+		{"io.modelcontextprotocol.anonymous/brave-search", "latest", false, 400, "unpinned_version", "exact version"},
+		{"io.modelcontextprotocol.anonymous/brave-search", "^1.0.2", false, 400, "unpinned_version", "exact version"},
+		{"io.github.zero-test/image", "1.0.0", false, 400, "unpinned_image", "digest"},
+		{"io.github.zero-test/plain", "1.0.0", true, 400, "", "http"},
+		{"io.modelcontextprotocol.anonymous/brave-search", "1.0.2", false, 400, "missing_required_input", "BRAVE_API_KEY"},
+		{"io.github.zero-test/huge", "1.0.0", true, 502, "", "bytes"},
+	} {
+		body := map[string]any{"name": tc.name, "version": tc.version, "package": &zero}
+		if tc.remote {
+			body = map[string]any{"name": tc.name, "version": tc.version, "remote": &zero}
+		}
+		st, data := b.do("POST", "/api/registry/drafts", body)
+		var e struct {
+			Error apiError `json:"error"`
+		}
+		json.Unmarshal(data, &e)
+		if st != tc.status || tc.code != "" && e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.says) {
+			t.Errorf("%s %s: %d %s", tc.name, tc.version, st, data)
+		}
+	}
+	var list []servers.Server
+	b.must("GET", "/api/servers", nil, 200, &list)
+	if len(list) != 0 {
+		t.Errorf("a refusal saved %d servers", len(list))
+	}
+	// A deleted entry is not listed.
+	var found registryListing
+	b.must("GET", "/api/registry/servers?search=zero-test/gone", nil, 200, &found)
+	if len(found.Servers) != 0 {
+		t.Errorf("a deleted entry is listed: %+v", found.Servers)
+	}
+}
