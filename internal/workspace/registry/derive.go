@@ -134,9 +134,9 @@ type Declared struct {
 // arguments, URL and headers itself, from the entry alone, never from a
 // configuration a browser sends. A package runs pinned exactly:
 //
-//	npm    npx -y [runtime args] NAME@VERSION [package args]
-//	pypi   uvx [runtime args] NAME==VERSION [package args]
-//	nuget  dnx [runtime args] NAME@VERSION --yes [-- package args]
+//	npm    npx -y NAME@VERSION [package args]
+//	pypi   uvx NAME==VERSION [package args]
+//	nuget  dnx NAME@VERSION --yes [-- package args]
 //	oci    docker run --rm -i [-e NAME]... IMAGE@sha256:DIGEST [package args]
 //	mcpb   MCPB_RUNTIME $ZERO_HOME/registry/mcpb/SHA256.mcpb [package args]
 //
@@ -312,6 +312,13 @@ func (d *deriver) pkg(p *Package, o DeriveOptions) (servers.Config, servers.Secr
 	if strings.HasPrefix(p.Identifier, "-") {
 		return cfg, sec, refuse(CodeUnsupported, nil, "package identifier %q starts with a dash", p.Identifier)
 	}
+	if len(p.RuntimeArguments) > 0 {
+		// A runtime's own options decide what it fetches and runs (npx -c
+		// and --package, uvx --from and --with, docker --mount and
+		// --privileged): the entry's author never sets them.
+		return cfg, sec, refuse(CodeUnsupported, nil, "package %s declares options for its runtime (%s), which could change what is fetched or run; "+
+			"Zero runs a package with the options it derives only", p.Identifier, p.RuntimeArguments[0].Name)
+	}
 	runtime := func(name string) string {
 		if prog := o.Runtimes[name]; prog != "" {
 			return prog
@@ -324,18 +331,17 @@ func (d *deriver) pkg(p *Package, o DeriveOptions) (servers.Config, servers.Secr
 			sec.Env = setValue(sec.Env, in.Name, v)
 		}
 	}
-	runArgs := d.args("runtime-arg:", p.RuntimeArguments)
 	pkgArgs := d.args("arg:", p.PackageArguments)
 	switch p.RegistryType {
 	case "npm":
 		cfg.Command = runtime("npx")
-		cfg.Args = concat([]string{"-y"}, runArgs, []string{p.Identifier + "@" + p.Version}, pkgArgs)
+		cfg.Args = concat([]string{"-y", p.Identifier + "@" + p.Version}, pkgArgs)
 	case "pypi":
 		cfg.Command = runtime("uvx")
-		cfg.Args = concat(runArgs, []string{p.Identifier + "==" + p.Version}, pkgArgs)
+		cfg.Args = concat([]string{p.Identifier + "==" + p.Version}, pkgArgs)
 	case "nuget":
 		cfg.Command = runtime("dnx")
-		cfg.Args = concat(runArgs, []string{p.Identifier + "@" + p.Version, "--yes"})
+		cfg.Args = []string{p.Identifier + "@" + p.Version, "--yes"}
 		if len(pkgArgs) > 0 {
 			cfg.Args = concat(cfg.Args, []string{"--"}, pkgArgs)
 		}
@@ -349,9 +355,6 @@ func (d *deriver) pkg(p *Package, o DeriveOptions) (servers.Config, servers.Secr
 				return cfg, sec, refuse(CodeInvalidInput, []string{"digest"}, "digest %q: want sha256: and 64 lower-case hex digits", d.choice.Digest)
 			}
 			image += "@" + d.choice.Digest
-		}
-		if len(p.RuntimeArguments) > 0 {
-			return cfg, sec, refuse(CodeUnsupported, nil, "image %s declares docker arguments; Zero runs an image with docker run --rm -i and its declared variables only", p.Identifier)
 		}
 		cfg.Command = runtime("docker")
 		cfg.Args = []string{"run", "--rm", "-i"}
