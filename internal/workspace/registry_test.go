@@ -121,7 +121,7 @@ func (reg *testRegistry) serve(rw http.ResponseWriter, r *http.Request) {
 		limit = 30
 	}
 	search, cursor := strings.ToLower(q.Get("search")), q.Get("cursor")
-	var page []map[string]any
+	page := []map[string]any{} // an empty page is [], not null, which the client refuses
 	next := ""
 	for _, e := range reg.all {
 		if q.Get("version") == "latest" && !e.IsLatest || cursor != "" && e.Name+":"+e.Version <= cursor ||
