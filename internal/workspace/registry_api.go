@@ -276,7 +276,6 @@ type registryOption struct {
 	ProblemCode  string              `json:"problem_code,omitempty"`
 	PostInstall  []string            `json:"post_install_instructions,omitempty"`
 	RuntimeHint  string              `json:"runtime_hint,omitempty"`
-	placeholders map[string]bool
 }
 
 // registryDetail is one version of an entry as its route answers it.

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -126,7 +127,11 @@ func (c *Client) List(ctx context.Context, q Query) (Page, error) {
 	var servers []json.RawMessage
 	meta := map[string]json.RawMessage{}
 	if ok {
-		servers, _ = get[[]json.RawMessage](&p, "servers", top["servers"])
+		// An empty page may say "servers": null (a nil list, as Go
+		// encodes it): no entries.
+		if raw := top["servers"]; !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			servers, _ = get[[]json.RawMessage](&p, "servers", raw)
+		}
 		if m, ok := object(&p, "metadata", top["metadata"]); ok {
 			meta = m
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -391,5 +392,20 @@ func TestClientBlocksPrivateRegistry(t *testing.T) {
 	}
 	if n := f.requests.Load(); n != 0 {
 		t.Errorf("%d requests reached the blocked registry", n)
+	}
+}
+
+// TestListEmptyPage: a page whose servers are null (a nil list, as a Go
+// registry encodes it) is an empty page, not a refused answer.
+func TestListEmptyPage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"servers": null, "metadata": {"count": 0}}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := &Client{BaseURL: srv.URL, HTTP: guarded(netguard.Options{})}
+	page, err := c.List(context.Background(), Query{Search: "nothing"})
+	if err != nil || len(page.Entries) != 0 || page.NextCursor != "" {
+		t.Errorf("List = %+v, %v", page, err)
 	}
 }
