@@ -165,13 +165,14 @@ const cacheCursor = "cache:"
 // behind.
 const refreshAfter = 5 * time.Minute
 
-// listPage is one page of the registry: the cached one when there is one
+// listPage is one page of the registry, each server's latest version or
+// (allVersions, only on request) every version: the cached one when there is one
 // (refreshed behind when older than refreshAfter), else the registry's,
 // else, when it cannot be reached, the cache's own search, saying why.
 // Icons are the server's data: URLs.
-func (w *Workspace) listPage(ctx context.Context, search, cursor string) (registryListing, error) {
+func (w *Workspace) listPage(ctx context.Context, search, cursor string, allVersions bool) (registryListing, error) {
 	rs := w.registry
-	q := registry.Query{Search: search, Cursor: cursor, Limit: registryPageSize}
+	q := registry.Query{Search: search, Cursor: cursor, Limit: registryPageSize, AllVersions: allVersions}
 	if rest, ok := strings.CutPrefix(cursor, cacheCursor); ok {
 		page, err := rs.store.Search(ctx, search, rest, registryPageSize)
 		if err != nil {
@@ -219,7 +220,7 @@ func (w *Workspace) listingOf(page registry.Page, fromSearch bool) registryListi
 
 func (w *Workspace) listRegistry(r *http.Request, _ *auth.Caller) (any, error) {
 	q := r.URL.Query()
-	return w.listPage(r.Context(), q.Get("search"), q.Get("cursor"))
+	return w.listPage(r.Context(), q.Get("search"), q.Get("cursor"), q.Get("versions") == "all")
 }
 
 // getEntry reads one exact version of an entry from the registry (its
@@ -265,17 +266,17 @@ func entryPath(name, version string) string {
 // would run for it: derived by Zero from the entry, with each input a
 // person has not given shown as <KEY>.
 type registryOption struct {
-	Kind         string              `json:"kind"` // package or remote
-	Index        int                 `json:"index"`
-	Type         string              `json:"type"` // npm, pypi, nuget, oci, mcpb; streamable-http or sse
-	Identifier   string              `json:"identifier,omitempty"`
-	Config       *servers.Config     `json:"config,omitempty"`
-	CommandLine  string              `json:"command_line,omitempty"`
-	Inputs       []registry.Declared `json:"inputs"`
-	Problem      string              `json:"problem,omitempty"`
-	ProblemCode  string              `json:"problem_code,omitempty"`
-	PostInstall  []string            `json:"post_install_instructions,omitempty"`
-	RuntimeHint  string              `json:"runtime_hint,omitempty"`
+	Kind        string              `json:"kind"` // package or remote
+	Index       int                 `json:"index"`
+	Type        string              `json:"type"` // npm, pypi, nuget, oci, mcpb; streamable-http or sse
+	Identifier  string              `json:"identifier,omitempty"`
+	Config      *servers.Config     `json:"config,omitempty"`
+	CommandLine string              `json:"command_line,omitempty"`
+	Inputs      []registry.Declared `json:"inputs"`
+	Problem     string              `json:"problem,omitempty"`
+	ProblemCode string              `json:"problem_code,omitempty"`
+	PostInstall []string            `json:"post_install_instructions,omitempty"`
+	RuntimeHint string              `json:"runtime_hint,omitempty"`
 }
 
 // registryDetail is one version of an entry as its route answers it.

@@ -23,7 +23,7 @@ func (w *Workspace) registryPageRoutes(mux *http.ServeMux) {
 // exploreData is the Explore page's.
 type exploreData struct {
 	Registry, Search, Problem, Fetched, Next string
-	Stale                                    bool
+	Stale, AllVersions                       bool
 	Entries                                  []exploreRow
 }
 
@@ -51,8 +51,8 @@ func entryPagePath(name, version string) string {
 
 func (w *Workspace) explorePage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {
 	q := r.URL.Query()
-	d := exploreData{Registry: w.registry.url, Search: q.Get("search")}
-	list, err := w.listPage(r.Context(), d.Search, q.Get("cursor"))
+	d := exploreData{Registry: w.registry.url, Search: q.Get("search"), AllVersions: q.Get("versions") == "all"}
+	list, err := w.listPage(r.Context(), d.Search, q.Get("cursor"), d.AllVersions)
 	status := http.StatusOK
 	var ae *apiError
 	switch {
@@ -69,7 +69,11 @@ func (w *Workspace) explorePage(rw http.ResponseWriter, r *http.Request, c *auth
 			d.Entries = append(d.Entries, rowOf(s))
 		}
 		if list.NextCursor != "" {
-			d.Next = "/registry?" + url.Values{"search": {d.Search}, "cursor": {list.NextCursor}}.Encode()
+			next := url.Values{"search": {d.Search}, "cursor": {list.NextCursor}}
+			if d.AllVersions {
+				next.Set("versions", "all")
+			}
+			d.Next = "/registry?" + next.Encode()
 		}
 	}
 	return w.render(rw, r, c, status, "registry", "Explore the MCP Registry", d)

@@ -378,3 +378,34 @@ func TestRegistryRefusals(t *testing.T) {
 		t.Errorf("a deleted entry is listed: %+v", found.Servers)
 	}
 }
+
+// TestRegistryAllVersions: a listing holds each server's latest version;
+// every version only on request (versions=all), on the API and the page.
+func TestRegistryAllVersions(t *testing.T) {
+	version := func(v string, latest bool) registryEntry {
+		data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/versions", "version": v, "description": "Versions.",
+			"remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+		return registryEntry{Server: data, IsLatest: latest}
+	}
+	reg := newTestRegistry(t, version("1.0.0", false), version("2.0.0", true))
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{{"", []string{"2.0.0"}}, {"?versions=all", []string{"1.0.0", "2.0.0"}}} {
+		var list registryListing
+		ts.browser.must("GET", "/api/registry/servers"+tc.query, nil, 200, &list)
+		var got []string
+		for _, s := range list.Servers {
+			got = append(got, s.Version)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: versions %q, want %q", tc.query, got, tc.want)
+		}
+	}
+	_, page, _ := ts.browser.page("GET", "/registry?versions=all", nil)
+	if !strings.Contains(page, "version 1.0.0") || !strings.Contains(page, `id="all-versions" checked`) {
+		t.Errorf("the page with every version: %s", page)
+	}
+}
