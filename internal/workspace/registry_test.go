@@ -592,3 +592,78 @@ func logLines(log, name string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// TestRegistryExploreAndUnreachable: the Explore page shows a deprecated
+// entry with its message. When the registry cannot be reached, a listing
+// answers the entries cached, saying why and when they were fetched, and
+// a draft is refused (it is made only from the entry as the registry
+// serves it now), saving nothing.
+func TestRegistryExploreAndUnreachable(t *testing.T) {
+	old := fsEntry(t.TempDir())
+	old.Status, old.Message = "deprecated", "Use io.github.zero-test/other instead."
+	reg := newTestRegistry(t, old)
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	b := ts.browser
+	page := b.mustPage("GET", "/registry", nil, 200)
+	if !strings.Contains(page, ">deprecated<") || !strings.Contains(page, "Use io.github.zero-test/other instead.") {
+		t.Errorf("the Explore page does not show the deprecated entry with its message:\n%s", page)
+	}
+
+	reg.mu.Lock()
+	reg.down = true
+	reg.mu.Unlock()
+	var l registryListing
+	b.must("GET", "/api/registry/servers?search=filesystem", nil, 200, &l) // not a cached page: the registry is asked
+	if len(l.Servers) != 1 || l.Servers[0].Name != "io.github.zero-test/filesystem" || !strings.Contains(l.Stale, "503") || l.FetchedAt.IsZero() {
+		t.Errorf("the listing while the registry is down: %+v", l)
+	}
+	page = b.mustPage("GET", "/registry?search=filesystem", nil, 200)
+	if !strings.Contains(page, "Shown from the cache, as fetched") || !strings.Contains(page, `id="problem"`) || !strings.Contains(page, "Zero test filesystem") {
+		t.Errorf("the Explore page while the registry is down:\n%s", page)
+	}
+	st, data := b.do("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0})
+	if st != 502 || errorCode(data) != "registry_unreachable" {
+		t.Errorf("a draft while the registry is down: %d %s", st, data)
+	}
+	var list []servers.Server
+	b.must("GET", "/api/servers", nil, 200, &list)
+	if len(list) != 0 {
+		t.Errorf("a refused draft saved %d servers", len(list))
+	}
+}
+
+// TestRegistryEditDropsReference: an edit is a typed configuration, which
+// cannot claim a registry reference, so editing a server Zero derived
+// from an entry saves it without one: its fingerprint is the plain
+// configuration's, and the audit record names the field.
+func TestRegistryEditDropsReference(t *testing.T) {
+	reg := newTestRegistry(t, fsEntry(t.TempDir()))
+	program, err := exec.LookPath("true") // an edit needs a program that resolves; nothing runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"npx": program}})
+	b := ts.browser
+	var c created
+	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0}, 201, &c)
+	if c.Server.Config.Registry == nil {
+		t.Fatalf("the draft has no registry reference: %+v", c.Server.Config)
+	}
+	edited := c.Server.Config
+	edited.Registry = nil
+	var p servers.Preview
+	b.must("POST", "/api/servers/preview", map[string]any{"config": edited, "id": c.Server.ID}, 200, &p)
+	var s servers.Server
+	b.must("PUT", "/api/servers/"+itoa(c.Server.ID), map[string]any{"config": edited, "fingerprint": p.Fingerprint, "base_fingerprint": c.Server.Fingerprint}, 200, &s)
+	if s.Config.Registry != nil || s.Fingerprint != p.Fingerprint || s.Fingerprint == c.Server.Fingerprint {
+		t.Errorf("after the edit: registry %+v, fingerprint %s (the draft's %s, the preview's %s)", s.Config.Registry, s.Fingerprint, c.Server.Fingerprint, p.Fingerprint)
+	}
+	records, err := ts.w.audit.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := records[len(records)-1]
+	if last.Action != "server.edit" || last.Detail["changed"] != "registry" {
+		t.Errorf("the edit's record: %+v", last)
+	}
+}
