@@ -331,7 +331,7 @@ func TestRegistryDraftToToolCall(t *testing.T) {
 // TestRegistryRefusals: each refusal says why, and saves nothing: a
 // deleted entry, a version range or latest, an oci image without a
 // digest, an http remote, a required input missing, a server.json over
-// its bound.
+// its bound, a request that sends a configuration.
 func TestRegistryRefusals(t *testing.T) {
 	entry := func(v map[string]any) registryEntry {
 		data, _ := json.Marshal(v)
@@ -377,6 +377,13 @@ func TestRegistryRefusals(t *testing.T) {
 		if st != tc.status || tc.code != "" && e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.says) {
 			t.Errorf("%s %s: %d %s", tc.name, tc.version, st, data)
 		}
+	}
+	// The browser names an entry and the values of its inputs, never a
+	// configuration: a draft that sends one is refused.
+	withConfig := map[string]any{"name": "io.modelcontextprotocol.anonymous/brave-search", "version": "1.0.2", "package": 0,
+		"secrets": map[string]string{"env:BRAVE_API_KEY": "k"}, "config": map[string]any{"command": "/bin/sh", "args": []string{"-c", "id"}}}
+	if st, data := b.do("POST", "/api/registry/drafts", withConfig); st != 400 || errorCode(data) != "bad_request" || !strings.Contains(string(data), `unknown field \"config\"`) {
+		t.Errorf("a draft that sends a configuration: %d %s", st, data)
 	}
 	var list []servers.Server
 	b.must("GET", "/api/servers", nil, 200, &list)
