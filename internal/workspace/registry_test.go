@@ -674,3 +674,19 @@ func TestRegistryEditDropsReference(t *testing.T) {
 		t.Errorf("the edit's record: %+v", last)
 	}
 }
+
+// TestCheckRegistryURL: ZERO_REGISTRY_URL is https (or http to a loopback
+// address), without credentials, a query or a fragment.
+func TestCheckRegistryURL(t *testing.T) {
+	for _, u := range []string{"https://registry.modelcontextprotocol.io", "https://registry.example.com/sub", "http://127.0.0.1:8080"} {
+		if err := CheckRegistryURL(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://registry.example.com", "https://user:pw@registry.example.com", "https://registry.example.com/?q=1",
+		"https://registry.example.com/#top", "ftp://registry.example.com", "registry.example.com", ""} {
+		if err := CheckRegistryURL(u); err == nil {
+			t.Errorf("%q was accepted", u)
+		}
+	}
+}
