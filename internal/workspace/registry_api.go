@@ -265,18 +265,17 @@ func entryPath(name, version string) string {
 // would run for it: derived by Zero from the entry, with each input a
 // person has not given shown as <KEY>.
 type registryOption struct {
-	Kind         string              `json:"kind"` // package or remote
-	Index        int                 `json:"index"`
-	Type         string              `json:"type"` // npm, pypi, nuget, oci, mcpb; streamable-http or sse
-	Identifier   string              `json:"identifier,omitempty"`
-	Config       *servers.Config     `json:"config,omitempty"`
-	CommandLine  string              `json:"command_line,omitempty"`
-	Inputs       []registry.Declared `json:"inputs"`
-	Problem      string              `json:"problem,omitempty"`
-	ProblemCode  string              `json:"problem_code,omitempty"`
-	PostInstall  []string            `json:"post_install_instructions,omitempty"`
-	RuntimeHint  string              `json:"runtime_hint,omitempty"`
-	placeholders map[string]bool
+	Kind        string              `json:"kind"` // package or remote
+	Index       int                 `json:"index"`
+	Type        string              `json:"type"` // npm, pypi, nuget, oci, mcpb; streamable-http or sse
+	Identifier  string              `json:"identifier,omitempty"`
+	Config      *servers.Config     `json:"config,omitempty"`
+	CommandLine string              `json:"command_line,omitempty"`
+	Inputs      []registry.Declared `json:"inputs"`
+	Problem     string              `json:"problem,omitempty"`
+	ProblemCode string              `json:"problem_code,omitempty"`
+	PostInstall []string            `json:"post_install_instructions,omitempty"`
+	RuntimeHint string              `json:"runtime_hint,omitempty"`
 }
 
 // registryDetail is one version of an entry as its route answers it.
