@@ -1,9 +1,18 @@
 package workspace
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
+	"image"
+	"image/color/palette"
+	gifpkg "image/gif"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,9 +23,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/workspace/logo"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/web"
 )
@@ -319,7 +330,7 @@ func TestRegistryDraftToToolCall(t *testing.T) {
 // TestRegistryRefusals: each refusal says why, and saves nothing: a
 // deleted entry, a version range or latest, an oci image without a
 // digest, an http remote, a required input missing, a server.json over
-// its bound.
+// its bound, a request that sends a configuration.
 func TestRegistryRefusals(t *testing.T) {
 	entry := func(v map[string]any) registryEntry {
 		data, _ := json.Marshal(v)
@@ -366,6 +377,13 @@ func TestRegistryRefusals(t *testing.T) {
 			t.Errorf("%s %s: %d %s", tc.name, tc.version, st, data)
 		}
 	}
+	// The browser names an entry and the values of its inputs, never a
+	// configuration: a draft that sends one is refused.
+	withConfig := map[string]any{"name": "io.modelcontextprotocol.anonymous/brave-search", "version": "1.0.2", "package": 0,
+		"secrets": map[string]string{"env:BRAVE_API_KEY": "k"}, "config": map[string]any{"command": "/bin/sh", "args": []string{"-c", "id"}}}
+	if st, data := b.do("POST", "/api/registry/drafts", withConfig); st != 400 || errorCode(data) != "bad_request" || !strings.Contains(string(data), `unknown field \"config\"`) {
+		t.Errorf("a draft that sends a configuration: %d %s", st, data)
+	}
 	var list []servers.Server
 	b.must("GET", "/api/servers", nil, 200, &list)
 	if len(list) != 0 {
@@ -407,5 +425,276 @@ func TestRegistryAllVersions(t *testing.T) {
 	_, page, _ := ts.browser.page("GET", "/registry?versions=all", nil)
 	if !strings.Contains(page, "version 1.0.0") || !strings.Contains(page, `id="all-versions" checked`) {
 		t.Errorf("the page with every version: %s", page)
+	}
+}
+
+// tlsOrigin starts an https test server on loopback with handler, and
+// returns it with a pool that trusts it: the workspace reaches it only as
+// an allowed local origin (ZERO_ALLOWED_LOCAL_ORIGINS), with no name to
+// resolve.
+func tlsOrigin(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *x509.CertPool) {
+	t.Helper()
+	srv := httptest.NewTLSServer(handler)
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return srv, pool
+}
+
+// TestRegistryMCPBChecksum: an mcpb package is fetched by the workspace's
+// own download client (here from an allowed local origin, the test-only
+// runtime "mcpb" configured) and kept only when its bytes are the ones
+// its fileSha256 names. Bytes that differ are refused with
+// mcpb_sha256_mismatch, and nothing is saved: no server, no bundle, no
+// audit record. The declared bytes make a draft that runs from the file
+// kept under $ZERO_HOME.
+func TestRegistryMCPBChecksum(t *testing.T) {
+	bundle := []byte("PK\x03\x04 a test bundle")
+	sum := sha256.Sum256(bundle)
+	good := hex.EncodeToString(sum[:])
+	var hits atomic.Int32
+	srv, pool := tlsOrigin(t, func(rw http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		rw.Write(bundle)
+	})
+	mcpb := func(name, sha string) registryEntry {
+		data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/" + name, "version": "1.0.0", "description": "A bundle.",
+			"packages": []any{map[string]any{"registryType": "mcpb", "identifier": srv.URL + "/bundle.mcpb", "fileSha256": sha,
+				"transport": map[string]any{"type": "stdio"}}}})
+		return registryEntry{Server: data, IsLatest: true}
+	}
+	reg := newTestRegistry(t, mcpb("tampered", strings.Repeat("0", 64)), mcpb("bundle", good))
+	const runner = "/opt/zero-test/mcpb-runner" // the test-only runtime: never run here
+	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"mcpb": runner},
+		AllowedLocalOrigins: []string{srv.URL}, TLS: &tls.Config{RootCAs: pool}})
+	b := ts.browser
+	dir := filepath.Join(ts.home, "registry", "mcpb")
+
+	st, data := b.do("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/tampered", "version": "1.0.0", "package": 0})
+	if st != 400 || errorCode(data) != "mcpb_sha256_mismatch" || !strings.Contains(string(data), good) || !strings.Contains(string(data), "nothing was saved") {
+		t.Errorf("a bundle whose bytes differ: %d %s", st, data)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d requests for the bundle, want 1", hits.Load())
+	}
+	var list []servers.Server
+	b.must("GET", "/api/servers", nil, 200, &list)
+	if files, _ := os.ReadDir(dir); len(list) != 0 || len(files) != 0 {
+		t.Errorf("a refused bundle saved %d servers and kept %v", len(list), files)
+	}
+	records, err := ts.w.audit.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(records, func(r audit.Record) bool { return r.Action == "server.from_registry" }) {
+		t.Errorf("a refused bundle was audited as a draft: %+v", records)
+	}
+
+	var c created
+	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/bundle", "version": "1.0.0", "package": 0}, 201, &c)
+	path := filepath.Join(dir, good+".mcpb")
+	if kept, err := os.ReadFile(path); err != nil || string(kept) != string(bundle) {
+		t.Errorf("the bundle kept: %q %v", kept, err)
+	}
+	if s := c.Server; s.Approved || s.Enabled || s.Config.Command != runner || !slices.Equal(s.Config.Args, []string{path}) {
+		t.Errorf("the draft of a bundle: %+v", s)
+	}
+}
+
+// TestRegistryIcons: the workspace fetches each entry's icon itself,
+// through its own client. A good PNG is listed as a data: URL; an icon
+// over 32 KiB, of another type (declared, or in its bytes), on a private
+// host or behind a redirect leaves its entry listed without an icon, the
+// reason logged. The listing and the Explore page never carry an icon's
+// URL.
+func TestRegistryIcons(t *testing.T) {
+	var png16 bytes.Buffer
+	if err := png.Encode(&png16, image.NewGray(image.Rect(0, 0, 16, 16))); err != nil {
+		t.Fatal(err)
+	}
+	good := png16.Bytes()
+	big := append(slices.Clone(good), make([]byte, logo.MaxBytes)...) // over the bound before it is decoded
+	var gif bytes.Buffer
+	if err := gifpkg.Encode(&gif, image.NewPaletted(image.Rect(0, 0, 16, 16), palette.Plan9), nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	hits := map[string]int{}
+	icons, pool := tlsOrigin(t, func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/good.png":
+			rw.Header().Set("Content-Type", "image/png")
+			rw.Write(good)
+		case "/big.png":
+			rw.Header().Set("Content-Type", "image/png")
+			rw.Write(big)
+		case "/gif.png":
+			rw.Header().Set("Content-Type", "image/png")
+			rw.Write(gif.Bytes())
+		case "/redirect":
+			http.Redirect(rw, r, "/good.png", http.StatusFound)
+		default:
+			http.NotFound(rw, r)
+		}
+	})
+	var privateHits atomic.Int32
+	// Trusted, so that only the private-host rule can keep it out.
+	private, _ := tlsOrigin(t, func(http.ResponseWriter, *http.Request) { privateHits.Add(1) })
+	pool.AddCert(private.Certificate())
+
+	withIcon := func(name string, icon map[string]any) registryEntry {
+		data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/icon-" + name, "version": "1.0.0", "description": "An icon.",
+			"icons":   []any{icon},
+			"remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+		return registryEntry{Server: data, IsLatest: true}
+	}
+	reg := newTestRegistry(t,
+		withIcon("good", map[string]any{"src": icons.URL + "/good.png", "mimeType": "image/png", "sizes": []string{"16x16"}}),
+		withIcon("big", map[string]any{"src": icons.URL + "/big.png", "mimeType": "image/png"}),
+		withIcon("webp", map[string]any{"src": icons.URL + "/good.png", "mimeType": "image/webp"}),
+		withIcon("gif", map[string]any{"src": icons.URL + "/gif.png", "mimeType": "image/png"}),
+		withIcon("private", map[string]any{"src": private.URL + "/icon.png"}),
+		withIcon("redirect", map[string]any{"src": icons.URL + "/redirect"}),
+	)
+	ts := start(t, Options{RegistryURL: reg.srv.URL, AllowedLocalOrigins: []string{icons.URL}, TLS: &tls.Config{RootCAs: pool}})
+
+	st, raw := ts.browser.do("GET", "/api/registry/servers?search=zero-test/icon-", nil)
+	var page registryListing
+	if err := json.Unmarshal(raw, &page); st != 200 || err != nil {
+		t.Fatalf("the listing: %d %s", st, raw)
+	}
+	listed := map[string]string{}
+	for _, s := range page.Servers {
+		listed[strings.TrimPrefix(s.Name, "io.github.zero-test/icon-")] = s.Icon
+	}
+	wantGood, _ := logo.DataURL(good)
+	if listed["good"] != wantGood {
+		t.Errorf("the good icon is listed as %.60q, want its data: URL", listed["good"])
+	}
+	log := ts.log.String()
+	for name, reason := range map[string]string{
+		"big":      "icon too large",
+		"webp":     "is image/webp: Zero shows PNG and SVG icons only",
+		"gif":      "invalid SVG icon",
+		"private":  "127.0.0.1 is loopback",
+		"redirect": "redirects are not followed",
+	} {
+		if icon, ok := listed[name]; !ok || icon != "" {
+			t.Errorf("%s: listed %t with icon %.40q; want it listed without one", name, ok, icon)
+		}
+		said := func(line string) bool {
+			return strings.Contains(line, "name=io.github.zero-test/icon-"+name+" ") && strings.Contains(line, reason)
+		}
+		if !slices.ContainsFunc(strings.Split(log, "\n"), said) {
+			t.Errorf("%s: the log does not say %q:\n%s", name, reason, log)
+		}
+	}
+	if strings.Contains(string(raw), icons.URL) || strings.Contains(string(raw), private.URL) {
+		t.Error("the listing carries an icon's URL")
+	}
+	st, body := ts.browser.do("GET", "/registry?search=zero-test/icon-", nil)
+	shown := strings.Contains(string(body), `src="`+strings.ReplaceAll(wantGood, "+", "&#43;")+`"`)
+	if showsURL := strings.Contains(string(body), icons.URL) || strings.Contains(string(body), private.URL); st != 200 || !shown || showsURL {
+		t.Errorf("the Explore page: %d, with the data: URL %t, with an icon's URL %t", st, shown, showsURL)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits["/good.png"] != 1 || hits["/redirect"] != 1 || privateHits.Load() != 0 {
+		t.Errorf("requests: %v, %d to the private host; want /good.png once (a redirect or a declared webp never followed), the private host never",
+			hits, privateHits.Load())
+	}
+}
+
+// TestRegistryExploreAndUnreachable: the Explore page shows a deprecated
+// entry with its message. When the registry cannot be reached, a listing
+// answers the entries cached, saying why and when they were fetched, and
+// a draft is refused (it is made only from the entry as the registry
+// serves it now), saving nothing.
+func TestRegistryExploreAndUnreachable(t *testing.T) {
+	old := fsEntry(t.TempDir())
+	old.Status, old.Message = "deprecated", "Use io.github.zero-test/other instead."
+	reg := newTestRegistry(t, old)
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	b := ts.browser
+	page := b.mustPage("GET", "/registry", nil, 200)
+	if !strings.Contains(page, ">deprecated<") || !strings.Contains(page, "Use io.github.zero-test/other instead.") {
+		t.Errorf("the Explore page does not show the deprecated entry with its message:\n%s", page)
+	}
+
+	reg.mu.Lock()
+	reg.down = true
+	reg.mu.Unlock()
+	var l registryListing
+	b.must("GET", "/api/registry/servers?search=filesystem", nil, 200, &l) // not a cached page: the registry is asked
+	if len(l.Servers) != 1 || l.Servers[0].Name != "io.github.zero-test/filesystem" || !strings.Contains(l.Stale, "503") || l.FetchedAt.IsZero() {
+		t.Errorf("the listing while the registry is down: %+v", l)
+	}
+	page = b.mustPage("GET", "/registry?search=filesystem", nil, 200)
+	if !strings.Contains(page, "Shown from the cache, as fetched") || !strings.Contains(page, `id="problem"`) || !strings.Contains(page, "Zero test filesystem") {
+		t.Errorf("the Explore page while the registry is down:\n%s", page)
+	}
+	st, data := b.do("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0})
+	if st != 502 || errorCode(data) != "registry_unreachable" {
+		t.Errorf("a draft while the registry is down: %d %s", st, data)
+	}
+	var list []servers.Server
+	b.must("GET", "/api/servers", nil, 200, &list)
+	if len(list) != 0 {
+		t.Errorf("a refused draft saved %d servers", len(list))
+	}
+}
+
+// TestRegistryEditDropsReference: an edit is a typed configuration, which
+// cannot claim a registry reference, so editing a server Zero derived
+// from an entry saves it without one: its fingerprint is the plain
+// configuration's, and the audit record names the field.
+func TestRegistryEditDropsReference(t *testing.T) {
+	reg := newTestRegistry(t, fsEntry(t.TempDir()))
+	program, err := exec.LookPath("true") // an edit needs a program that resolves; nothing runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"npx": program}})
+	b := ts.browser
+	var c created
+	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/filesystem", "version": "1.0.0", "package": 0}, 201, &c)
+	if c.Server.Config.Registry == nil {
+		t.Fatalf("the draft has no registry reference: %+v", c.Server.Config)
+	}
+	edited := c.Server.Config
+	edited.Registry = nil
+	var p servers.Preview
+	b.must("POST", "/api/servers/preview", map[string]any{"config": edited, "id": c.Server.ID}, 200, &p)
+	var s servers.Server
+	b.must("PUT", "/api/servers/"+itoa(c.Server.ID), map[string]any{"config": edited, "fingerprint": p.Fingerprint, "base_fingerprint": c.Server.Fingerprint}, 200, &s)
+	if s.Config.Registry != nil || s.Fingerprint != p.Fingerprint || s.Fingerprint == c.Server.Fingerprint {
+		t.Errorf("after the edit: registry %+v, fingerprint %s (the draft's %s, the preview's %s)", s.Config.Registry, s.Fingerprint, c.Server.Fingerprint, p.Fingerprint)
+	}
+	records, err := ts.w.audit.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := records[len(records)-1]
+	if last.Action != "server.edit" || last.Detail["changed"] != "registry" {
+		t.Errorf("the edit's record: %+v", last)
+	}
+}
+
+// TestCheckRegistryURL: ZERO_REGISTRY_URL is https (or http to a loopback
+// address), without credentials, a query or a fragment.
+func TestCheckRegistryURL(t *testing.T) {
+	for _, u := range []string{"https://registry.modelcontextprotocol.io", "https://registry.example.com/sub", "http://127.0.0.1:8080"} {
+		if err := CheckRegistryURL(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://registry.example.com", "https://user:pw@registry.example.com", "https://registry.example.com/?q=1",
+		"https://registry.example.com/#top", "ftp://registry.example.com", "registry.example.com", ""} {
+		if err := CheckRegistryURL(u); err == nil {
+			t.Errorf("%q was accepted", u)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func (f *threadFixture) run(prompt string) threads.Run {
 // until polls the thread until ok says its state is reached.
 func (f *threadFixture) until(what string, ok func(threadGot) bool) threadGot {
 	f.ts.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if g := f.get(); ok(g) {
 			return g
 		}

@@ -366,7 +366,7 @@ func TestChangeBetweenPreviewAndApprove(t *testing.T) {
 // browser_only, whatever its user's role; a team member gets 403
 // owner_required and sees no logs; a viewer cannot add anything.
 func TestWhoMayApprove(t *testing.T) {
-	ts := start(t, Options{Team: true})
+	ts := start(t, Options{Team: true, RegistryURL: "http://127.0.0.1:1"}) // no registry: the gate answers first
 	b := ts.browser
 	var p servers.Preview
 	cfg := stdioConfig(t, "s")
@@ -391,6 +391,7 @@ func TestWhoMayApprove(t *testing.T) {
 		{"POST", "/api/servers/" + id + "/tools/env/enable", nil},
 		{"POST", "/api/servers/" + id + "/tools/env/disable", nil},
 		{"POST", "/api/servers/" + id + "/debug-log", map[string]bool{"enabled": true}},
+		{"POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/x", "version": "1.0.0", "package": 0}},
 	}
 	agent := ts.bearer()
 	var member, viewer struct {
