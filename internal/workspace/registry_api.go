@@ -277,6 +277,9 @@ type registryOption struct {
 	ProblemCode string              `json:"problem_code,omitempty"`
 	PostInstall []string            `json:"post_install_instructions,omitempty"`
 	RuntimeHint string              `json:"runtime_hint,omitempty"`
+	// BundlePending says why an mcpb bundle's command is not shown yet:
+	// its manifest decides it, and the bundle is fetched only for a draft.
+	BundlePending string `json:"bundle_pending,omitempty"`
 }
 
 // registryDetail is one version of an entry as its route answers it.
@@ -343,7 +346,14 @@ func (w *Workspace) deriveShown(ctx context.Context, l registry.Listed, c regist
 		opts.NoDownload = true
 		var d registry.Draft
 		if d, err = registry.Derive(ctx, l, c, opts); err == nil {
-			o.Config, o.PostInstall = &d.Config, d.PostInstallInstructions
+			o.PostInstall = d.PostInstallInstructions
+			if d.BundlePending {
+				o.BundlePending = "Zero runs a bundle as its manifest.json says, within what Zero allows: node or python3 on a file in the bundle, " +
+					"or a program of the bundle's own. Saving a draft fetches the bundle, checks its SHA-256 against the entry's and unpacks it; " +
+					"the draft's review then shows the exact command, and nothing runs until you approve it."
+				return
+			}
+			o.Config = &d.Config
 			if d.Config.Kind == servers.KindStdio {
 				o.CommandLine = web.CommandLine(d.Config.Command, d.Config.Args)
 			}

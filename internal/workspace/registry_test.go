@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +15,8 @@ import (
 	"image/color/palette"
 	gifpkg "image/gif"
 	"image/png"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -25,8 +29,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zero-dev/zero/internal/audit"
+	"github.com/zero-dev/zero/internal/plugin/host"
 	"github.com/zero-dev/zero/internal/workspace/logo"
 	"github.com/zero-dev/zero/internal/workspace/servers"
 	"github.com/zero-dev/zero/internal/workspace/web"
@@ -441,15 +447,46 @@ func tlsOrigin(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *x509.
 	return srv, pool
 }
 
-// TestRegistryMCPBChecksum: an mcpb package is fetched by the workspace's
-// own download client (here from an allowed local origin, the test-only
-// runtime "mcpb" configured) and kept only when its bytes are the ones
-// its fileSha256 names. Bytes that differ are refused with
-// mcpb_sha256_mismatch, and nothing is saved: no server, no bundle, no
-// audit record. The declared bytes make a draft that runs from the file
-// kept under $ZERO_HOME.
-func TestRegistryMCPBChecksum(t *testing.T) {
-	bundle := []byte("PK\x03\x04 a test bundle")
+// bundleServerJS is an MCP server in plain node, as a bundle ships one:
+// one tool, whose answer says where it runs from and what its manifest set.
+const bundleServerJS = `const rl = require('readline').createInterface({input: process.stdin});
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === 'initialize') {
+    send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: 'weather', version: '1.0.0'}}});
+  } else if (m.method === 'tools/list') {
+    send({jsonrpc: '2.0', id: m.id, result: {tools: [{name: 'forecast', description: 'The forecast.', inputSchema: {type: 'object', properties: {city: {type: 'string'}}}}]}});
+  } else if (m.method === 'tools/call') {
+    const text = 'sunny in ' + m.params.arguments.city + ', ' + process.env.UNITS + ', from ' + __dirname + ' with ' + process.argv.slice(2).join(' ');
+    send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: text}]}});
+  } else {
+    send({jsonrpc: '2.0', id: m.id, error: {code: -32601, message: 'no such method'}});
+  }
+});
+`
+
+// TestRegistryMCPBBundle: an mcpb package is fetched by the workspace's
+// own download client (here from an allowed local origin) and kept only
+// when its bytes are the ones its fileSha256 names. Bytes that differ are
+// refused with mcpb_sha256_mismatch, and nothing is saved: no server, no
+// bundle, no audit record. Before a draft, the entry's page fetches
+// nothing and says the command waits on the bundle's manifest. The
+// declared bytes are unpacked under $ZERO_HOME and make a draft whose
+// review shows the command its manifest gives (node on the bundle's
+// server); approved, it is tested and its tool called through /mcp.
+func TestRegistryMCPBBundle(t *testing.T) {
+	found, err := host.FindNode(context.Background(), "node")
+	if err != nil {
+		t.Fatalf("node, which scripts/test installs: %v", err)
+	}
+	node := found.Path
+	bundle := zipBundle(t, map[string]string{
+		"manifest.json": `{"manifest_version": "0.3", "name": "weather", "version": "1.0.0", "server": {"type": "node", "entry_point": "server/index.js",
+			"mcp_config": {"command": "node", "args": ["${__dirname}/server/index.js"], "env": {"UNITS": "metric"}}}}`,
+		"server/index.js": bundleServerJS,
+	})
 	sum := sha256.Sum256(bundle)
 	good := hex.EncodeToString(sum[:])
 	var hits atomic.Int32
@@ -460,15 +497,23 @@ func TestRegistryMCPBChecksum(t *testing.T) {
 	mcpb := func(name, sha string) registryEntry {
 		data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/" + name, "version": "1.0.0", "description": "A bundle.",
 			"packages": []any{map[string]any{"registryType": "mcpb", "identifier": srv.URL + "/bundle.mcpb", "fileSha256": sha,
-				"transport": map[string]any{"type": "stdio"}}}})
+				"transport": map[string]any{"type": "stdio"}, "packageArguments": []any{map[string]any{"type": "positional", "value": "--quiet"}}}}})
 		return registryEntry{Server: data, IsLatest: true}
 	}
-	reg := newTestRegistry(t, mcpb("tampered", strings.Repeat("0", 64)), mcpb("bundle", good))
-	const runner = "/opt/zero-test/mcpb-runner" // the test-only runtime: never run here
-	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"mcpb": runner},
+	reg := newTestRegistry(t, mcpb("tampered", strings.Repeat("0", 64)), mcpb("weather", good))
+	ts := start(t, Options{RegistryURL: reg.srv.URL, RegistryRuntimes: map[string]string{"node": node},
 		AllowedLocalOrigins: []string{srv.URL}, TLS: &tls.Config{RootCAs: pool}})
 	b := ts.browser
 	dir := filepath.Join(ts.home, "registry", "mcpb")
+
+	var det registryDetail
+	b.must("GET", entryPath("io.github.zero-test/weather", "1.0.0"), nil, 200, &det)
+	if len(det.Options) != 1 || det.Options[0].Config != nil || det.Options[0].BundlePending == "" || det.Options[0].Problem != "" || hits.Load() != 0 {
+		t.Fatalf("the entry before a draft, %d requests: %+v", hits.Load(), det.Options)
+	}
+	if st, page := b.do("GET", entryPagePath("io.github.zero-test/weather", "1.0.0"), nil); st != 200 || !strings.Contains(string(page), "bundle-pending") {
+		t.Fatalf("the entry's page: %d %s", st, page)
+	}
 
 	st, data := b.do("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/tampered", "version": "1.0.0", "package": 0})
 	if st != 400 || errorCode(data) != "mcpb_sha256_mismatch" || !strings.Contains(string(data), good) || !strings.Contains(string(data), "nothing was saved") {
@@ -491,14 +536,50 @@ func TestRegistryMCPBChecksum(t *testing.T) {
 	}
 
 	var c created
-	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/bundle", "version": "1.0.0", "package": 0}, 201, &c)
-	path := filepath.Join(dir, good+".mcpb")
-	if kept, err := os.ReadFile(path); err != nil || string(kept) != string(bundle) {
-		t.Errorf("the bundle kept: %q %v", kept, err)
+	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/weather", "version": "1.0.0", "package": 0}, 201, &c)
+	if kept, err := os.ReadFile(filepath.Join(dir, good+".mcpb")); err != nil || !bytes.Equal(kept, bundle) {
+		t.Errorf("the bundle kept: %v", err)
 	}
-	if s := c.Server; s.Approved || s.Enabled || s.Config.Command != runner || !slices.Equal(s.Config.Args, []string{path}) {
-		t.Errorf("the draft of a bundle: %+v", s)
+	unpacked := filepath.Join(dir, good)
+	wantArgs := []string{filepath.Join(unpacked, "server", "index.js"), "--quiet"}
+	s := c.Server
+	if s.Approved || s.Enabled || s.Config.Command != node || !slices.Equal(s.Config.Args, wantArgs) || !slices.Equal(s.Config.Env, []string{"UNITS"}) {
+		t.Fatalf("the draft of a bundle: %+v", s)
 	}
+	if st, page := b.do("GET", "/servers/"+itoa(s.ID), nil); st != 200 || !strings.Contains(string(page), html.EscapeString(web.CommandLine(node, wantArgs))) {
+		t.Fatalf("the draft's review: %d, does not show the command", st)
+	}
+	id := itoa(s.ID)
+	b.must("POST", "/api/servers/"+id+"/approve", map[string]any{"fingerprint": s.Fingerprint, "enable": true}, 200, &s)
+	b.must("POST", "/api/servers/"+id+"/test", nil, 200, &s)
+	if s.Status != servers.StatusOK || len(s.Tools) != 1 {
+		t.Fatalf("test: %+v", s)
+	}
+	cs, _ := ts.mcpClient(ts.bearer().token)
+	want := "sunny in Oslo, metric, from " + filepath.Join(unpacked, "server") + " with --quiet"
+	if text, isErr := callText(t, cs, "weather__forecast", map[string]any{"city": "Oslo"}); isErr || text != want {
+		t.Fatalf("the call through /mcp: %q %v, want %q", text, isErr, want)
+	}
+}
+
+// zipBundle is the bytes of a zip archive holding files.
+func zipBundle(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, files[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestRegistryIcons: the workspace fetches each entry's icon itself,
@@ -696,5 +777,91 @@ func TestCheckRegistryURL(t *testing.T) {
 		if err := CheckRegistryURL(u); err == nil {
 			t.Errorf("%q was accepted", u)
 		}
+	}
+}
+
+// TestRegistryRefreshesBehind: a listing cached less than refreshAfter ago
+// is answered from the cache without asking the registry; an older one is
+// still answered from the cache at once, and refreshed behind it, so the
+// next listing shows what the registry serves now.
+func TestRegistryRefreshesBehind(t *testing.T) {
+	reg := newTestRegistry(t, fsEntry(t.TempDir()))
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	b := ts.browser
+	names := func() []string {
+		var l registryListing
+		b.must("GET", "/api/registry/servers", nil, 200, &l)
+		var out []string
+		for _, s := range l.Servers {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	hits := func() int {
+		reg.mu.Lock()
+		defer reg.mu.Unlock()
+		return reg.hits
+	}
+	first := []string{"io.github.zero-test/filesystem"}
+	if got := names(); !slices.Equal(got, first) {
+		t.Fatalf("the first listing: %v", got)
+	}
+	asked := hits()
+	data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/added", "version": "1.0.0", "description": "Added later.",
+		"remotes": []any{map[string]any{"type": "streamable-http", "url": "https://example.com/mcp"}}})
+	reg.add(t, registryEntry{Server: data, IsLatest: true})
+
+	if got := names(); !slices.Equal(got, first) || hits() != asked {
+		t.Fatalf("a fresh cached listing: %v, the registry asked %d more times", got, hits()-asked)
+	}
+	old := time.Now().Add(-refreshAfter - time.Minute).UTC().Format(time.RFC3339Nano)
+	if _, err := ts.w.db.ExecContext(context.Background(), `UPDATE registry_pages SET fetched_at = ?`, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); !slices.Equal(got, first) {
+		t.Fatalf("an old cached listing is answered from the cache: %v", got)
+	}
+	ts.w.registry.wg.Wait() // the refresh behind it
+	if hits() != asked+1 {
+		t.Errorf("the registry was asked %d more times, want once", hits()-asked)
+	}
+	if got := names(); !slices.Equal(got, []string{"io.github.zero-test/added", "io.github.zero-test/filesystem"}) || hits() != asked+1 {
+		t.Errorf("after the refresh: %v", got)
+	}
+}
+
+// TestRegistryPostInstallShown: the instructions an entry and its package
+// declare are shown on the entry's page as text, escaped, and answered by
+// its route and by the draft; nothing runs them.
+func TestRegistryPostInstallShown(t *testing.T) {
+	folder := t.TempDir()
+	canary := filepath.Join(folder, "ran")
+	data, _ := json.Marshal(map[string]any{"name": "io.github.zero-test/instructed", "version": "1.0.0", "description": "With instructions.",
+		"postInstallInstructions": "Run <b>touch " + canary + "</b> first.",
+		"packages": []any{map[string]any{"registryType": "npm", "identifier": "@zero-test/instructed", "version": "1.0.0",
+			"transport": map[string]any{"type": "stdio"}, "postInstallInstructions": "$(touch " + canary + ")"}}})
+	reg := newTestRegistry(t, registryEntry{Server: data, IsLatest: true})
+	ts := start(t, Options{RegistryURL: reg.srv.URL})
+	b := ts.browser
+	want := []string{"Run <b>touch " + canary + "</b> first.", "$(touch " + canary + ")"}
+
+	var det registryDetail
+	b.must("GET", entryPath("io.github.zero-test/instructed", "1.0.0"), nil, 200, &det)
+	if len(det.Options) != 1 || !slices.Equal(det.Options[0].PostInstall, want) {
+		t.Fatalf("the entry's route: %+v", det.Options)
+	}
+	page := b.mustPage("GET", entryPagePath("io.github.zero-test/instructed", "1.0.0"), nil, 200)
+	if !strings.Contains(page, `id="post-install"`) || !strings.Contains(page, html.EscapeString(want[0])) || strings.Contains(page, "<b>touch") {
+		t.Errorf("the entry's page does not show the instructions as text:\n%s", page)
+	}
+	var c struct {
+		Post []string `json:"post_install_instructions"`
+	}
+	b.must("POST", "/api/registry/drafts", map[string]any{"name": "io.github.zero-test/instructed", "version": "1.0.0", "package": 0}, 201, &c)
+	if !slices.Equal(c.Post, want) {
+		t.Errorf("the draft's instructions: %q", c.Post)
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Error("an instruction ran")
 	}
 }

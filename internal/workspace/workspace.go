@@ -94,7 +94,8 @@ type Options struct {
 	// (ZERO_REGISTRY_URL; "" is DefaultRegistryURL).
 	RegistryURL string
 	// RegistryRuntimes, for tests, maps a registry package's runtime
-	// ("npx", "uvx", "dnx", "docker") to the program that stands in for
+	// ("npx", "uvx", "dnx", "docker", and "node" and "python3" for mcpb
+	// bundles) to the program that stands in for
 	// it; nil: the runtimes' own names, found in the PATH.
 	RegistryRuntimes map[string]string
 	// TLS and Resolver are for tests: TLS trusts a test server's

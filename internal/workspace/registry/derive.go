@@ -31,7 +31,7 @@ const (
 	CodeUndeclaredInput  = "undeclared_input"       // a value for an input the entry does not declare, or fixes
 	CodeInvalidInput     = "invalid_input"          // a value its input refuses, or given as the wrong kind
 	CodeSecretInArgument = "secret_in_argument"     // a secret would land on the command line or in the URL
-	CodeMCPBUnsupported  = "mcpb_unsupported"       // no runtime for MCP bundles
+	CodeMCPBUnsupported  = "mcpb_unsupported"       // a bundle that needs what Zero does not do (a uv install, user_config)
 	CodeMCPBDownload     = "mcpb_download"          // the bundle could not be fetched
 	CodeMCPBMismatch     = "mcpb_sha256_mismatch"   // the bundle's bytes are not the ones fileSha256 names
 )
@@ -72,18 +72,18 @@ type DeriveOptions struct {
 	RegistryURL string
 	// Policy validates the derived configuration as a typed one is.
 	Policy servers.Policy
-	// Runtimes maps "npx", "uvx", "dnx", "docker" and "mcpb" to the
-	// program that runs a package of that kind; a missing one is the bare
-	// name, except "mcpb", which has none by default (see [Derive]).
-	// Tests point them at test-built programs.
+	// Runtimes maps "npx", "uvx", "dnx", "docker", and "node" and
+	// "python3" (for mcpb bundles), to the program that runs a package of
+	// that kind; a missing one is the bare name. Tests point them at
+	// test-built programs.
 	Runtimes map[string]string
 	// HTTP fetches an mcpb bundle: the workspace's netguard client.
 	HTTP *http.Client
-	// Home is $ZERO_HOME: a verified bundle is kept under
+	// Home is $ZERO_HOME: a verified bundle is kept, and unpacked, under
 	// Home/registry/mcpb.
 	Home string
 	// NoDownload derives without fetching a bundle (to show what Zero
-	// would run): its path is known from its fileSha256.
+	// would run): one not fetched yet gives a Draft with BundlePending.
 	NoDownload bool
 }
 
@@ -101,9 +101,12 @@ type Draft struct {
 	// PostInstallInstructions are the entry's and the package's, as text to
 	// show; Zero never runs them.
 	PostInstallInstructions []string
-	// Bundle is the path of the verified mcpb bundle the configuration runs
-	// from, or "".
+	// Bundle is the folder the verified mcpb bundle is unpacked in, which
+	// the configuration runs from, or "".
 	Bundle string
+	// BundlePending: the bundle is not fetched yet (NoDownload), so the
+	// command, which its manifest decides, is not known; Config has none.
+	BundlePending bool
 	// Inputs are the inputs the choice declares.
 	Inputs []Declared
 }
@@ -138,17 +141,16 @@ type Declared struct {
 //	pypi   uvx NAME==VERSION [package args]
 //	nuget  dnx NAME@VERSION --yes [-- package args]
 //	oci    docker run --rm -i [-e NAME]... IMAGE@sha256:DIGEST [package args]
-//	mcpb   MCPB_RUNTIME $ZERO_HOME/registry/mcpb/SHA256.mcpb [package args]
+//	mcpb   node|python3|BUNDLE/FILE [manifest args] [package args]
 //
 // npm, pypi and nuget packages only from their public registry (npx, uvx
 // and dnx would fetch another package from there); an oci image only by
 // digest (tag-only: unpinned_image, unless the choice adds the digest),
 // without runtime arguments (they could mount host paths or grant
 // privileges) and with no environment beyond its declared variables. An
-// mcpb bundle is fetched through o.HTTP, checked against fileSha256 and
-// kept under $ZERO_HOME; nothing in Zero unpacks and runs a bundle yet, so
-// without a "mcpb" runtime in o.Runtimes it is refused (mcpb_unsupported)
-// before anything is fetched. A package speaks stdio; one that serves
+// mcpb bundle is fetched through o.HTTP, checked against fileSha256, kept
+// and unpacked under $ZERO_HOME/registry/mcpb, and run as its
+// manifest.json says, within what [bundleConfig] allows. A package speaks stdio; one that serves
 // HTTP itself is refused. A remote is a streamable-http (kind http) or sse
 // server at an https URL.
 //
@@ -181,7 +183,7 @@ func DeclaredInputs(e *Entry, c Choice) ([]Declared, error) {
 	_, _, err := d.build(e, DeriveOptions{NoDownload: true})
 	if err != nil {
 		var de *DeriveError
-		if !errors.As(err, &de) || (de.Code != CodeMissingInput && de.Code != CodeMCPBUnsupported && de.Code != CodeUnpinnedImage) {
+		if !errors.As(err, &de) || (de.Code != CodeMissingInput && de.Code != CodeUnpinnedImage) {
 			return nil, err
 		}
 	}
@@ -214,11 +216,22 @@ func (d *deriver) derive(ctx context.Context, l Listed, o DeriveOptions) (Draft,
 			draft.PostInstallInstructions = append(draft.PostInstallInstructions, p.PostInstallInstructions)
 		}
 		if p.RegistryType == "mcpb" {
-			draft.Bundle = bundlePath(o.Home, p.FileSHA256)
+			draft.Bundle = bundleDir(o.Home, p.FileSHA256)
+			if o.NoDownload && !isDir(draft.Bundle) {
+				draft.BundlePending = true
+				return draft, nil
+			}
 			if !o.NoDownload {
-				if err := fetchBundle(ctx, o, p, draft.Bundle); err != nil {
+				file := bundlePath(o.Home, p.FileSHA256)
+				if err := fetchBundle(ctx, o, p, file); err != nil {
 					return Draft{}, err
 				}
+				if err := unpackBundle(file, draft.Bundle, defaultBundleLimits); err != nil {
+					return Draft{}, err
+				}
+			}
+			if err := bundleConfig(&cfg, &sec, draft.Bundle, o); err != nil {
+				return Draft{}, err
 			}
 		}
 	}
@@ -363,12 +376,7 @@ func (d *deriver) pkg(p *Package, o DeriveOptions) (servers.Config, servers.Secr
 		}
 		cfg.Args = concat(cfg.Args, []string{image}, pkgArgs)
 	case "mcpb":
-		prog := o.Runtimes["mcpb"]
-		if prog == "" {
-			return cfg, sec, refuse(CodeMCPBUnsupported, nil, "%s is an MCP bundle (mcpb); Zero has no runtime for bundles yet: choose another package or a remote", p.Identifier)
-		}
-		cfg.Command = prog
-		cfg.Args = concat([]string{bundlePath(o.Home, p.FileSHA256)}, pkgArgs)
+		cfg.Args = pkgArgs // after the command and arguments its manifest gives: see bundleConfig
 	default:
 		return cfg, sec, refuse(CodeUnsupported, nil, "package type %q is not one Zero runs", p.RegistryType)
 	}
@@ -629,6 +637,11 @@ func fetchBundle(ctx context.Context, o DeriveOptions, p *Package, path string) 
 		return fmt.Errorf("mcpb: %w", err)
 	}
 	return nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }
 
 func fileSHA256(path string) (string, error) {

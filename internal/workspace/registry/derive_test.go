@@ -175,7 +175,6 @@ func TestDeriveRefusesPackages(t *testing.T) {
 			"runtimeArguments": [{"type": "named", "name": "--from", "value": "git+https://evil.example/x"}]}`, CodeUnsupported},
 		{"npm from another registry", `{"registryType": "npm", "registryBaseUrl": "https://npm.evil.example", "identifier": "weather-mcp", "version": "1.2.3", "transport": {"type": "stdio"}}`, CodeUnsupported},
 		{"package serving http itself", `{"registryType": "npm", "identifier": "weather-mcp", "version": "1.2.3", "transport": {"type": "streamable-http", "url": "http://localhost:8080/mcp"}}`, CodeUnsupported},
-		{"mcpb without a runtime", `{"registryType": "mcpb", "identifier": "https://example.com/w.mcpb", "fileSha256": "` + strings.Repeat("0", 64) + `", "transport": {"type": "stdio"}}`, CodeMCPBUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -446,8 +445,13 @@ func (s *bundleServer) url() string {
 	return "https://bundles.test:" + s.URL[strings.LastIndex(s.URL, ":")+1:] + "/weather.mcpb"
 }
 
+// TestDeriveMCPB: a bundle is fetched through the client given, kept
+// only when its bytes are the ones fileSha256 names, unpacked under
+// $ZERO_HOME, and run as its manifest says; a preview fetches nothing.
 func TestDeriveMCPB(t *testing.T) {
-	bundle := []byte("PK\x03\x04 a test bundle")
+	bundle := makeZip(t, zipFile{name: "manifest.json", body: `{"manifest_version": "0.3", "name": "weather", "version": "1.0.0",
+		"server": {"type": "node", "entry_point": "server/index.js", "mcp_config": {"command": "node", "args": ["${__dirname}/server/index.js"]}}}`},
+		zipFile{name: "server/index.js", body: "// a server"})
 	sum := sha256.Sum256(bundle)
 	good := hex.EncodeToString(sum[:])
 	srv := newBundleServer(t, bundle)
@@ -456,12 +460,16 @@ func TestDeriveMCPB(t *testing.T) {
 			"packageArguments": [{"type": "positional", "value": "--stdio"}]}]`, ""))
 	}
 	home := t.TempDir()
-	o := DeriveOptions{RegistryURL: testRegistry, HTTP: srv.client(), Home: home, Runtimes: map[string]string{"mcpb": "/opt/test/mcpb-runner"}}
+	o := DeriveOptions{RegistryURL: testRegistry, HTTP: srv.client(), Home: home, Runtimes: map[string]string{"node": "/opt/test/node"}}
+	preview := o
+	preview.NoDownload = true
 	dir := filepath.Join(home, "registry", "mcpb")
+	unpacked := filepath.Join(dir, good)
 
-	// No runtime: refused before anything is fetched.
-	if _, err := Derive(context.Background(), mcpb(good), pkgChoice(0), DeriveOptions{RegistryURL: testRegistry, HTTP: srv.client(), Home: home}); code(err) != CodeMCPBUnsupported || srv.hits.Load() != 0 {
-		t.Errorf("no runtime: %v, %d requests", err, srv.hits.Load())
+	// A preview fetches nothing: the command waits on the manifest.
+	d, err := Derive(context.Background(), mcpb(good), pkgChoice(0), preview)
+	if err != nil || srv.hits.Load() != 0 || !d.BundlePending || d.Config.Command != "" || d.Bundle != unpacked {
+		t.Errorf("preview: %v, %d requests, %+v", err, srv.hits.Load(), d)
 	}
 
 	// Bytes that are not the declared ones: refused, nothing kept.
@@ -476,26 +484,25 @@ func TestDeriveMCPB(t *testing.T) {
 		t.Errorf("kept after a mismatch: %v", files)
 	}
 
-	// A preview fetches nothing, and says where the bundle would be.
-	d, err := Derive(context.Background(), mcpb(good), pkgChoice(0), DeriveOptions{RegistryURL: testRegistry, HTTP: o.HTTP, Home: home, Runtimes: o.Runtimes, NoDownload: true})
-	if err != nil || srv.hits.Load() != 1 || d.Bundle != filepath.Join(dir, good+".mcpb") {
-		t.Errorf("preview: %v, %d requests, bundle %s", err, srv.hits.Load(), d.Bundle)
-	}
-
-	// The declared bytes: kept under $ZERO_HOME, and run from there.
+	// The declared bytes: kept and unpacked under $ZERO_HOME, run from there.
 	d, err = Derive(context.Background(), mcpb(good), pkgChoice(0), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, good+".mcpb")
 	if got, err := os.ReadFile(path); err != nil || string(got) != string(bundle) {
-		t.Errorf("kept bundle: %q, %v", got, err)
+		t.Errorf("kept bundle: %v", err)
 	}
-	if d.Bundle != path || d.Config.Command != "/opt/test/mcpb-runner" || !cmp.Equal(d.Config.Args, []string{path, "--stdio"}) {
+	want := []string{filepath.Join(unpacked, "server/index.js"), "--stdio"}
+	if d.Bundle != unpacked || d.BundlePending || d.Config.Command != "/opt/test/node" || !cmp.Equal(d.Config.Args, want) {
 		t.Errorf("draft %+v", d)
 	}
-	if files, _ := os.ReadDir(dir); len(files) != 1 {
+	if files, _ := os.ReadDir(dir); len(files) != 2 {
 		t.Errorf("files kept: %v", files)
+	}
+	// Once unpacked, a preview shows the command.
+	if p, err := Derive(context.Background(), mcpb(good), pkgChoice(0), preview); err != nil || p.BundlePending || !cmp.Equal(p.Config, d.Config) {
+		t.Errorf("preview once unpacked: %v %+v", err, p)
 	}
 
 	// Kept already: checked again, not fetched again; a file changed on
@@ -527,6 +534,7 @@ func TestDeriveOfficialExamples(t *testing.T) {
 		args    []string
 		url     string
 		code    string
+		pending bool // an mcpb bundle, not fetched in a preview
 	}{
 		{file: "brave-search", choice: Choice{Package: new(int), Secrets: map[string]string{"env:BRAVE_API_KEY": "k"}},
 			command: "npx", args: []string{"-y", "@modelcontextprotocol/server-brave-search@1.0.2"}},
@@ -543,7 +551,7 @@ func TestDeriveOfficialExamples(t *testing.T) {
 		{file: "weather-mcp", choice: Choice{Package: new(int), Secrets: map[string]string{"env:WEATHER_API_KEY": "k"}},
 			command: "uvx", args: []string{"weather-mcp-server==0.5.0"}},
 		{file: "snyk-cli-mcp", choice: pkgChoice(0), command: "npx", args: []string{"-y", "snyk@1.1298.0", "mcp", "-t", "stdio"}},
-		{file: "text-editor", choice: pkgChoice(0), code: CodeMCPBUnsupported},
+		{file: "text-editor", choice: pkgChoice(0), pending: true},
 		{file: "hybrid-mcp", choice: Choice{Remote: new(int), Secrets: map[string]string{"header:X-API-Key": "k"}},
 			url: "https://mcp.anonymous.modelcontextprotocol.io/http"},
 		{file: "hybrid-mcp", choice: remoteChoice(0), code: CodeMissingInput},
@@ -555,7 +563,7 @@ func TestDeriveOfficialExamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			l := listed(t, string(official(t, tt.file)))
-			d, err := Derive(context.Background(), l, tt.choice, DeriveOptions{RegistryURL: testRegistry})
+			d, err := Derive(context.Background(), l, tt.choice, DeriveOptions{RegistryURL: testRegistry, NoDownload: true})
 			if tt.code != "" {
 				if code(err) != tt.code {
 					t.Errorf("err = %v, want %s", err, tt.code)
@@ -565,7 +573,7 @@ func TestDeriveOfficialExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Config.Command != tt.command || !cmp.Equal(d.Config.Args, tt.args) || d.Config.URL != tt.url {
+			if d.BundlePending != tt.pending || d.Config.Command != tt.command || !cmp.Equal(d.Config.Args, tt.args) || d.Config.URL != tt.url {
 				t.Errorf("derived %s %q %s", d.Config.Command, d.Config.Args, d.Config.URL)
 			}
 			if _, err := DeclaredInputs(l.Entry, tt.choice); err != nil {
