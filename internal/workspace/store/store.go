@@ -372,6 +372,43 @@ var migrations = []string{
 		fetched_at   TEXT NOT NULL,
 		PRIMARY KEY (registry_url, query, cursor)
 	);`,
+	// 24: passkeys (package passkeys). A person's WebAuthn credentials,
+	// each the library's credential record as JSON (public key, attestation
+	// type, transports, flags, AAGUID, sign count) under its raw credential
+	// id, which no two people share; last_used_at is '' until an assertion
+	// used it. The challenges begun and not yet answered, by their single-use
+	// nonce: a registration's, or an assertion's bound to one action (the
+	// action's binding, hex; '' for a registration), with the words the page
+	// showed, the library's session data (JSON) and when it expires. And the
+	// owner's setting, one row: whether approvals need a passkey (no row:
+	// yes, once the owner has one). Passkey ids are never given again
+	// (AUTOINCREMENT): a page names the passkey it renames or removes by id.
+	`CREATE TABLE passkeys (
+		id            INTEGER PRIMARY KEY AUTOINCREMENT,
+		user_id       INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		name          TEXT NOT NULL,
+		credential_id BLOB NOT NULL UNIQUE,
+		credential    TEXT NOT NULL,
+		created_at    TEXT NOT NULL,
+		last_used_at  TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX passkeys_user ON passkeys (user_id);
+	CREATE TABLE passkey_challenges (
+		nonce      TEXT PRIMARY KEY,
+		user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		kind       TEXT NOT NULL CHECK (kind IN ('register', 'assert')),
+		binding    TEXT NOT NULL,
+		words      TEXT NOT NULL,
+		session    TEXT NOT NULL,
+		expires_at TEXT NOT NULL
+	);
+	CREATE INDEX passkey_challenges_expiry ON passkey_challenges (expires_at);
+	CREATE TABLE passkey_settings (
+		id       INTEGER PRIMARY KEY CHECK (id = 1),
+		required TEXT NOT NULL CHECK (required IN ('on', 'off')),
+		set_by   TEXT NOT NULL,
+		set_at   TEXT NOT NULL
+	);`,
 }
 
 // Open opens (creating it if need be) the database file at path and

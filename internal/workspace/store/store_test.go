@@ -148,3 +148,44 @@ func TestMigrationsOnBothDatabases(t *testing.T) {
 		t.Errorf("search on PostgreSQL: %d %v", n, err)
 	}
 }
+
+// TestPasskeyTables: a credential id is one person's only; the settings
+// take one row, 'on' or 'off'; a challenge is a registration's or an
+// assertion's; deleting a person deletes their passkeys and challenges.
+func TestPasskeyTables(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`INSERT INTO users (id, name, role, created_at) VALUES (1, 'ada', 'owner', 'now'), (2, 'bob', 'member', 'now')`,
+		`INSERT INTO passkeys (user_id, name, credential_id, credential, created_at) VALUES (1, 'Passkey 1', x'0102', '{}', 'now')`,
+		`INSERT INTO passkey_challenges (nonce, user_id, kind, binding, words, session, expires_at) VALUES ('n1', 1, 'assert', 'ab', 'w', '{}', 'later')`,
+		`INSERT INTO passkey_settings (id, required, set_by, set_at) VALUES (1, 'off', 'ada', 'now')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO passkeys (user_id, name, credential_id, credential, created_at) VALUES (2, 'Passkey 1', x'0102', '{}', 'now')`,
+		`INSERT INTO passkey_settings (id, required, set_by, set_at) VALUES (2, 'on', 'ada', 'now')`,
+		`UPDATE passkey_settings SET required = 'maybe'`,
+		`INSERT INTO passkey_challenges (nonce, user_id, kind, binding, words, session, expires_at) VALUES ('n2', 1, 'login', '', '', '{}', 'later')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err == nil {
+			t.Errorf("accepted: %s", q)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM users WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	var passkeys, challenges int
+	db.QueryRowContext(ctx, `SELECT count(*) FROM passkeys`).Scan(&passkeys)
+	db.QueryRowContext(ctx, `SELECT count(*) FROM passkey_challenges`).Scan(&challenges)
+	if passkeys != 0 || challenges != 0 {
+		t.Errorf("deleting a person left %d passkeys and %d challenges", passkeys, challenges)
+	}
+}
