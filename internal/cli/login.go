@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -10,9 +11,12 @@ import (
 )
 
 func loginCommand() *Command {
+	fs := flag.NewFlagSet("zero login", flag.ContinueOnError)
+	reset := fs.Bool("reset-passkeys", false, "remove every passkey and the setting that approvals need one, audited; zero serve must be stopped")
 	return &Command{
 		Name:      "login",
-		UsageLine: "login",
+		UsageLine: "login [--reset-passkeys]",
+		Flag:      fs,
 		Short:     "print a one-time login link for the running workspace's owner",
 		Long: `Login prints a fresh one-time login link for the owner of the zero serve
 running on $ZERO_HOME (valid 15 minutes, once), for a signed-out owner who
@@ -24,6 +28,13 @@ is its owner, and can sign in as the owner this way; keep the directory
 yours alone (mode 0700).
 
 It exits 1 when no zero serve runs on $ZERO_HOME.
+
+With --reset-passkeys it prints no link: it removes every passkey of every
+user, the challenges pending and the setting that approvals need a passkey,
+and records passkey.reset in the audit log, for an owner who lost their
+passkeys. zero serve must be stopped on $ZERO_HOME while it runs. A passkey
+stops agents that drive a browser, not a person or program with this
+shell: whoever can read $ZERO_HOME is its owner.
 `,
 		Run: func(ctx context.Context, stdio Stdio, args []string) error {
 			if err := noArgs(args); err != nil {
@@ -32,6 +43,14 @@ It exits 1 when no zero serve runs on $ZERO_HOME.
 			home, err := zeroHome()
 			if err != nil {
 				return usagef("%v", err)
+			}
+			if *reset {
+				n, err := workspace.ResetPasskeys(ctx, home, os.Getenv("ZERO_DATABASE_URL"))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdio.Err, "Removed %d passkeys and the setting that approvals need one; the audit log records it.\n", n)
+				return nil
 			}
 			link, err := workspace.NewLoginLink(ctx, home, os.Getenv("ZERO_DATABASE_URL"))
 			if err != nil {

@@ -108,13 +108,22 @@ func (w *Workspace) guardRefused(r *http.Request, reason string) {
 	w.refused(r, nil, reason)
 }
 
-// authorizeRecorded is authorize, with a refusal recorded.
+// authorizeRecorded is authorize, with a refusal recorded, and then the
+// passkey gate (passkeys_gate.go): a change that needs the caller's
+// passkey goes no further without an assertion made for it.
 func (w *Workspace) authorizeRecorded(r *http.Request, need access, c *auth.Caller) error {
 	err := authorize(need, c)
 	if ae, ok := err.(*apiError); ok {
 		w.refused(r, c, ae.Code)
 	}
-	return err
+	if err != nil || c.Passkey != "" { // refused, or confirmed already
+		return err
+	}
+	needed, err := w.passkeyNeeded(r.Context(), r.Method, need, c)
+	if err != nil || !needed {
+		return err
+	}
+	return w.confirmPasskey(r, c)
 }
 
 // showOnce keeps what a page shows once (a new token, a new user's login

@@ -29,6 +29,7 @@ const (
 	approval               // a browser session of the owner: approvals, tests, secrets' fate, tokens
 	owner                  // the owner, bearer or browser (reading the audit log)
 	browser                // a browser session, any role (reading the allowances)
+	ownPasskeys            // a browser session, any role, changing the caller's own passkeys
 )
 
 // An apiError is what the API answers on failure: a status, a stable code
@@ -66,7 +67,7 @@ func (w *Workspace) routes() *http.ServeMux {
 	mux.Handle("GET /api/servers", w.api(anyone, w.listServers))
 	mux.Handle("POST /api/servers/preview", w.api(anyone, w.previewServer))
 	mux.Handle("POST /api/servers/import", w.api(approval, w.importServers))
-	mux.Handle("POST /api/servers", w.api(writer, w.createServer)) // an approval too when it carries a fingerprint
+	mux.Handle("POST /api/servers", w.api(writer, w.createServer).approvingWith("fingerprint"))
 	mux.Handle("GET /api/servers/{id}", w.api(anyone, w.getServer))
 	mux.Handle("PUT /api/servers/{id}", w.api(approval, w.updateServer))
 	mux.Handle("DELETE /api/servers/{id}", w.api(approval, w.deleteServer))
@@ -93,6 +94,8 @@ func (w *Workspace) routes() *http.ServeMux {
 	w.skillRoutes(mux)
 	w.pluginRoutes(mux)
 	w.registryRoutes(mux)
+	w.passkeyRoutes(mux)
+	w.passkeyPageRoutes(mux)
 	mux.Handle("/mcp", w.mcpEndpoint()) // the user's own agents: bearer callers only (endpoint.go)
 	mux.Handle("/api/", w.api(anyone, func(*http.Request, *auth.Caller) (any, error) {
 		return nil, fail(http.StatusNotFound, "not_found", "no such route")
@@ -102,8 +105,8 @@ func (w *Workspace) routes() *http.ServeMux {
 
 // api wraps a route: it identifies the caller, enforces access, checks a
 // browser's unsafe requests for same origin and CSRF, and writes JSON.
-func (w *Workspace) api(need access, h handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+func (w *Workspace) api(need access, h handler) gated {
+	return gated{need: need, HandlerFunc: func(rw http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
 		v, err := w.serveAPI(need, h, r)
 		if err != nil {
@@ -111,11 +114,29 @@ func (w *Workspace) api(need access, h handler) http.Handler {
 			return
 		}
 		writeJSON(rw, statusOf(r), v)
-	})
+	}}
+}
+
+// gated is a route behind check: the access it asks for is known to the
+// passkey challenge route (passkeys_api.go), which looks routes up.
+type gated struct {
+	need access
+	http.HandlerFunc
+	// approvingField names the field of a writer route's body that makes
+	// the request an approval when it is set (its handler then asks
+	// authorizeRecorded for approval itself); the challenge route reads it
+	// only to know whether to ask for the passkey, never to decide.
+	approvingField string
+}
+
+// approvingWith marks g as an approval when its body sets field.
+func (g gated) approvingWith(field string) gated {
+	g.approvingField = field
+	return g
 }
 
 func statusOf(r *http.Request) int {
-	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" || r.URL.Path == "/api/plugins" || r.URL.Path == "/api/registry/drafts" ||
+	if r.Method == http.MethodPost && (r.URL.Path == "/api/servers" || r.URL.Path == "/api/servers/import" || r.URL.Path == "/api/tokens" || r.URL.Path == "/api/users" || r.URL.Path == "/api/providers" || r.URL.Path == "/api/skills" || r.URL.Path == "/api/plugins" || r.URL.Path == "/api/registry/drafts" || r.URL.Path == "/api/passkeys" ||
 		r.URL.Path == "/api/threads" || r.Pattern == "POST /api/threads/{id}/runs" || r.Pattern == "POST /api/threads/{id}/fork" ||
 		r.Pattern == "POST /api/threads/{id}/retry" || r.Pattern == "POST /api/threads/{id}/regenerate" || r.Pattern == "POST /api/threads/{id}/edit") {
 		return http.StatusCreated
@@ -159,6 +180,9 @@ func (w *Workspace) check(need access, r *http.Request) (*auth.Caller, error) {
 			w.refused(r, c, ae.Code)
 			return nil, ae
 		}
+		if err := keepBody(r); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.authorizeRecorded(r, need, c); err != nil {
 		return nil, err
@@ -171,7 +195,7 @@ func (w *Workspace) check(need access, r *http.Request) (*auth.Caller, error) {
 // or approve its own tools, whatever its user's role.
 func authorize(need access, c *auth.Caller) error {
 	switch need {
-	case approval, browser:
+	case approval, browser, ownPasskeys:
 		if c.Kind != auth.Browser {
 			return fail(http.StatusForbidden, "browser_only", "this route is for a person in a browser session; an agent or script cannot use it")
 		}

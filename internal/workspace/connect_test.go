@@ -160,7 +160,7 @@ func TestConnectPage(t *testing.T) {
 	page := b.mustPage("GET", "/connect", nil, 200)
 	checkMarkup(t, "/connect", page, b.csrf)
 	blocks := preBlocks(t, page)
-	addr := strings.TrimPrefix(ts.base, "http://")
+	addr := strings.TrimPrefix(ts.w.listenURL, "http://") // the listen address: clients need no name resolved
 	tokenFile := filepath.Join(ts.home, "client-token")
 	program, err := os.Executable() // the zero program the entries run: here, the test's
 	if err == nil {
@@ -187,7 +187,7 @@ func TestConnectPage(t *testing.T) {
 			t.Errorf("%s does not name the workspace's address %s: %q", id, addr, blocks[id])
 		}
 	}
-	if !strings.Contains(blocks["config-http"], `"url": "`+ts.base+`/mcp"`) || !strings.Contains(page, `id="scope-server-`+itoa(gh)+`"`) {
+	if !strings.Contains(blocks["config-http"], `"url": "`+ts.w.listenURL+`/mcp"`) || !strings.Contains(page, `id="scope-server-`+itoa(gh)+`"`) {
 		t.Error("the page lacks the endpoint's URL or the servers to limit a token to")
 	}
 	if strings.Contains(page, "zt_") {

@@ -64,6 +64,9 @@ var notices = map[string]string{
 	"secret_set":       "The secret's value is saved. It is never shown again.",
 	"secret_deleted":   "The secret's value is deleted.",
 	"sandbox_saved":    "The sandbox settings are saved: threads made from now on, and sandboxed calls decided from now on, follow them.",
+	"passkey_renamed":  "The passkey is renamed.",
+	"passkey_removed":  "The passkey is removed: it confirms nothing from now on.",
+	"passkey_settings": "The setting is saved.",
 }
 
 // pageHandler is one page route: it renders or redirects, or returns an
@@ -83,7 +86,7 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /servers", w.page(anyone, w.serversPage))
 	mux.Handle("GET /servers/new", w.page(writer, w.newServerPage))
 	mux.Handle("POST /servers/new", w.page(writer, w.reviewNewServer))
-	mux.Handle("POST /servers/create", w.page(writer, w.createServerPage)) // an approval when it carries a fingerprint
+	mux.Handle("POST /servers/create", w.page(writer, w.createServerPage).approvingWith("fingerprint"))
 	mux.Handle("GET /servers/import", w.page(approval, w.importPage))
 	mux.Handle("POST /servers/import", w.formWithin(w.page(approval, w.importServersPage)))
 	mux.Handle("GET /servers/{id}", w.page(anyone, w.serverPage))
@@ -118,8 +121,8 @@ func (w *Workspace) pageRoutes(mux *http.ServeMux) {
 
 // page wraps a page route in the same gate as the API (check), for
 // browser sessions only, and turns errors into pages that say what to do.
-func (w *Workspace) page(need access, h pageHandler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+func (w *Workspace) page(need access, h pageHandler) gated {
+	return gated{need: need, HandlerFunc: func(rw http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
 		c, err := w.check(need, r)
 		if err == nil && c.Kind != auth.Browser {
@@ -132,7 +135,7 @@ func (w *Workspace) page(need access, h pageHandler) http.Handler {
 		if err != nil {
 			w.errorPage(rw, r, c, err)
 		}
-	})
+	}}
 }
 
 // render renders a page for caller c.
@@ -141,6 +144,9 @@ func (w *Workspace) render(rw http.ResponseWriter, r *http.Request, c *auth.Call
 	p := web.Page{Title: title, Team: w.opts.Team, Notice: notices[done], Failed: done == "test_failed", Data: data}
 	if c != nil {
 		p.User, p.Role, p.CSRF = c.User, string(c.Role), c.CSRF()
+		if n, err := w.passkeys.Count(r.Context(), c.UserID); err == nil && n > 0 {
+			p.Passkeys = true
+		}
 	}
 	return w.pages.Render(rw, status, name, p)
 }
@@ -251,6 +257,9 @@ type badge struct{ Text, Class string }
 // serverView is a server as the pages show it.
 type serverView struct {
 	servers.Server
+	// PasskeyApprove and PasskeyTools say what the passkey confirms when
+	// approvals need one: the approval, and the new tool set's.
+	PasskeyApprove, PasskeyTools string
 	Shown        shownConfig
 	Initial      string
 	Badges       []badge
@@ -415,6 +424,10 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 	v.ToolRows, v.ToolWarnings = toolRows(s), servers.ToolWarnings(s)
 	v.Diffs, v.NewTools = toolReviews(s)
 	v.CannotRun = w.cannotRunOf(s.Config)
+	if req, err := w.passkeys.Required(r.Context(), w.ownerID); err == nil && req && c.Role == auth.Owner {
+		// What the passkey prompt confirms, in its words (passkeys_api.go).
+		v.PasskeyApprove, v.PasskeyTools = approveWords(s.Config.Name, s.Fingerprint), toolSetWords(s.Config.Name, s.ListedToolSetHash)
+	}
 	if c.Role == auth.Owner {
 		l := w.runtime.Logs(id)
 		v.Logs = &logsView{Runs: l.Runs, Crashes: l.Crashes, Running: l.Running, Stderr: showLines(l.Stderr), Debug: showLines(l.Debug)}
@@ -459,6 +472,8 @@ type previewData struct {
 	Stale       bool // an edit whose server changed after it was reviewed
 	CanApprove  bool
 	CannotRun   *cannotRun // nil when it runs; approving it is refused
+	// PasskeyWords say what the passkey confirms, when approvals need one.
+	PasskeyWords string
 }
 
 type change struct{ Field, Before, After string }
@@ -641,6 +656,12 @@ func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec s
 		stored = before.Secrets
 	}
 	d.Shown = showConfig(p.Config, stored, sec, c.Actor())
+	if req, err := w.passkeys.Required(context.Background(), w.ownerID); err == nil && req && d.CanApprove {
+		d.PasskeyWords = newServerWords(p.Fingerprint)
+		if before != nil {
+			d.PasskeyWords = approveWords(before.Config.Name, p.Fingerprint)
+		}
+	}
 	return d
 }
 
@@ -1169,8 +1190,8 @@ func (w *Workspace) showConnect(rw http.ResponseWriter, r *http.Request, c *auth
 	if d.Servers, err = w.serverChoices(r.Context()); err != nil {
 		return err
 	}
-	d.TokenFile, d.URL, d.Program = w.tokenFile(), w.base+"/mcp", w.program()
-	d.Configs = clientConfigs(w.base, d.Program, bridgeArgs(strings.TrimPrefix(w.base, "http://"), d.TokenFile, defaultTokenFile()), d.NewToken)
+	d.TokenFile, d.URL, d.Program = w.tokenFile(), w.listenURL+"/mcp", w.program()
+	d.Configs = clientConfigs(w.listenURL, d.Program, bridgeArgs(strings.TrimPrefix(w.listenURL, "http://"), d.TokenFile, defaultTokenFile()), d.NewToken)
 	if d.NewToken != "" {
 		d.SaveCommand = "umask 077; " + web.CommandLine("printf", []string{`%s\n`, d.NewToken}) + " > " + web.CommandLine(d.TokenFile, nil)
 	}
@@ -1230,8 +1251,8 @@ func (w *Workspace) importServersPage(rw http.ResponseWriter, r *http.Request, c
 
 // formWithin answers 413 for a form over maxBody before the gate reads it,
 // which would find a cut form without its CSRF token.
-func (w *Workspace) formWithin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+func (w *Workspace) formWithin(next gated) gated {
+	return gated{need: next.need, approvingField: next.approvingField, HandlerFunc: func(rw http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxBody)
 		var mbe *http.MaxBytesError
 		if err := r.ParseForm(); errors.As(err, &mbe) {
@@ -1240,7 +1261,7 @@ func (w *Workspace) formWithin(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(rw, r)
-	})
+	}}
 }
 
 func (w *Workspace) revokeTokenPage(rw http.ResponseWriter, r *http.Request, c *auth.Caller) error {

@@ -37,6 +37,7 @@ import (
 	"github.com/zero-dev/zero/internal/workspace/auth"
 	"github.com/zero-dev/zero/internal/workspace/endpoint"
 	"github.com/zero-dev/zero/internal/workspace/plugins"
+	"github.com/zero-dev/zero/internal/workspace/passkeys"
 	"github.com/zero-dev/zero/internal/workspace/providers"
 	"github.com/zero-dev/zero/internal/workspace/runtime"
 	"github.com/zero-dev/zero/internal/workspace/secrets"
@@ -144,13 +145,18 @@ type Workspace struct {
 	roots         *fsroot.Set
 	ownerID       int64
 	log           *slog.Logger
-	base          string   // http://host:port, once listening
+	base          string   // http://host:port, once listening: localhost on loopback, for people's links
+	listenURL     string   // http://listen-host:port, for clients' configurations (the bridge, /mcp)
 	origins       []string // the origins a browser may send from
 	pages         *web.Renderer
 	box           *secrets.Box
 	refusals      *refusals
 	shown         *showOnce
 	sandboxes     sandboxes // the sandbox backends, made at their first use
+	// passkeys are the people's passkeys and the assertions that confirm
+	// approvals (passkeys_gate.go), made with the routes.
+	passkeys *passkeys.Service
+	mux      *http.ServeMux // the routes, for the passkey challenge to look one up
 }
 
 // Open opens (creating and migrating as needed) the workspace under
@@ -363,15 +369,29 @@ func (w *Workspace) Close() error {
 
 // Handler returns the workspace's routes behind the Host and Origin guard,
 // for a listener at l.
-func (w *Workspace) Handler(l localhttp.Listen, port int) http.Handler {
-	w.base = "http://" + net.JoinHostPort(l.Host, strconv.Itoa(port))
+// On loopback the workspace's own links name it http://localhost:PORT:
+// WebAuthn takes a domain as its relying party, never an IP address, so
+// passkeys work there; 127.0.0.1 and [::1] are still served.
+func (w *Workspace) Handler(l localhttp.Listen, port int) (http.Handler, error) {
+	host := l.Host
+	if l.Loopback {
+		host = "localhost"
+	}
+	w.base = "http://" + net.JoinHostPort(host, strconv.Itoa(port))
+	w.listenURL = "http://" + net.JoinHostPort(l.Host, strconv.Itoa(port))
 	w.origins = []string{w.base}
 	if l.Loopback {
-		for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
+		for _, h := range []string{"127.0.0.1", "[::1]"} {
 			w.origins = append(w.origins, "http://"+h+":"+strconv.Itoa(port))
 		}
 	}
-	return securityHeaders(localhttp.GuardRecording(l, w.routes(), w.guardRefused))
+	pk, err := passkeys.New(passkeys.Options{DB: w.db, RPID: host, RPName: "Zero", Origins: []string{w.base}})
+	if err != nil {
+		return nil, fmt.Errorf("passkeys: %w", err)
+	}
+	w.passkeys = pk
+	w.mux = w.routes()
+	return securityHeaders(localhttp.GuardRecording(l, w.mux, w.guardRefused)), nil
 }
 
 // LoginURL returns a fresh one-time login link for the owner.
@@ -422,7 +442,11 @@ func Serve(ctx context.Context, o Options, addr string) error {
 		return err
 	}
 	defer w.Close()
-	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port), ReadHeaderTimeout: 10 * time.Second}
+	h, err := w.Handler(l, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	if err := lock.publish(w.base); err != nil {
 		return fmt.Errorf("write %s: %w", serveLockFile, err)
 	}

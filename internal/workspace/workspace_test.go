@@ -115,7 +115,11 @@ func startOn(t testing.TB, o Options) *testServer {
 		t.Fatal(err)
 	}
 	l, _ := localhttp.CheckAddr(ln.Addr().String(), false)
-	hs := &http.Server{Handler: w.Handler(l, ln.Addr().(*net.TCPAddr).Port)}
+	h, err := w.Handler(l, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	ts := &testServer{t: t, w: w, base: w.base, home: o.Home, log: log, seen: &bytes.Buffer{}}
 	t.Cleanup(func() {

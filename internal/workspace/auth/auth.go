@@ -97,15 +97,23 @@ type Caller struct {
 	Servers []int64
 	// FirstUse marks the first request a bearer token ever made.
 	FirstUse bool
+	// Passkey names the credential (its id, base64url, cut to 16
+	// characters) of the passkey assertion that confirmed this request, or
+	// "" (the workspace's passkey gate sets it).
+	Passkey string
 
 	csrf string // for a browser caller
 }
 
 // Actor names the caller in audit records: "user:NAME" for a browser
-// session, "token:ID:NAME" for a bearer token.
+// session ("user:NAME passkey:CREDENTIAL" for a request a passkey
+// confirmed), "token:ID:NAME" for a bearer token.
 func (c *Caller) Actor() string {
 	if c.Kind == Bearer {
 		return fmt.Sprintf("token:%d:%s", c.TokenID, c.User)
+	}
+	if c.Passkey != "" {
+		return "user:" + c.User + " passkey:" + c.Passkey
 	}
 	return "user:" + c.User
 }

@@ -74,7 +74,10 @@ type Page struct {
 	CSRF   string
 	Notice string // a fixed message about what was just done
 	Failed bool   // the notice reports a failure
-	Data   any
+	// Passkeys: the viewer has a passkey, so the page's forms ask the
+	// workspace whether each change needs it (static/passkey.js).
+	Passkeys bool
+	Data     any
 }
 
 // Owner reports whether the viewer is the workspace's owner.

@@ -16,6 +16,7 @@ document.addEventListener("DOMContentLoaded", function () {
   // Ask before destructive actions.
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {
     f.addEventListener("submit", function (e) {
+      if (f.dataset.passkeyDone) return; // asked already, before the passkey
       if (!window.confirm(f.dataset.confirm)) e.preventDefault();
     });
   });

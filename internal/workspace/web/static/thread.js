@@ -167,13 +167,18 @@
 
   // --- The JSON API ------------------------------------------------------
 
-  function api(method, path, body) {
+  // api sends a JSON request; one the workspace answers needs your
+  // passkey is confirmed by it (static/passkey.js) and sent again.
+  function api(method, path, body, assertion) {
+    var text = body === undefined ? undefined : JSON.stringify(body);
+    var headers = { "Content-Type": "application/json", "X-CSRF-Token": csrf };
+    if (assertion) headers["Zero-Passkey"] = window.zeroPasskey.header(assertion);
     return fetch(path, {
       method: method,
       mode: "same-origin",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: body === undefined ? undefined : JSON.stringify(body)
+      headers: headers,
+      body: text
     }).then(function (res) {
       return res.json().catch(function () { return null; }).then(function (data) {
         var e = (data && data.error) || {};
@@ -181,6 +186,13 @@
       });
     }, function () {
       return { ok: false, status: 0, data: null, code: "network", message: "The workspace did not answer: is zero serve running?" };
+    }).then(function (res) {
+      if (assertion || res.code !== "passkey_required" || !window.zeroPasskey) return res;
+      return window.zeroPasskey.confirm(method, path, "body", text === undefined ? "" : text).then(function (a) {
+        return a ? api(method, path, body, a) : res;
+      }, function (err) {
+        return { ok: false, status: 0, data: null, code: "passkey", message: "Your passkey did not confirm it: " + err.message };
+      });
     });
   }
 
