@@ -24,12 +24,12 @@ const maxBody = 1 << 20
 type access int
 
 const (
-	anyone   access = iota // any signed-in caller, bearer or browser, any role
-	writer                 // an owner or a member, bearer or browser
-	approval               // a browser session of the owner: approvals, tests, secrets' fate, tokens
-	owner                  // the owner, bearer or browser (reading the audit log)
-	browser                // a browser session, any role (reading the allowances)
-	ownPasskeys            // a browser session, any role, changing the caller's own passkeys
+	anyone      access = iota // any signed-in caller, bearer or browser, any role
+	writer                    // an owner or a member, bearer or browser
+	approval                  // a browser session of the owner: approvals, tests, secrets' fate, tokens
+	owner                     // the owner, bearer or browser (reading the audit log)
+	browser                   // a browser session, any role (reading the allowances)
+	ownPasskeys               // a browser session, any role, changing the caller's own passkeys
 )
 
 // An apiError is what the API answers on failure: a status, a stable code

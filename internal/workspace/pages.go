@@ -260,17 +260,17 @@ type serverView struct {
 	// PasskeyApprove and PasskeyTools say what the passkey confirms when
 	// approvals need one: the approval, and the new tool set's.
 	PasskeyApprove, PasskeyTools string
-	Shown        shownConfig
-	Initial      string
-	Badges       []badge
-	Warnings     []servers.Warning
-	Conflict     bool
-	ToolRows     []toolRow
-	ToolWarnings []servers.Warning
-	Diffs        []toolReview // the changed tools, field by field
-	NewTools     []toolReview // the new tools, every field
-	Logs         *logsView    // the owner's only
-	CannotRun    *cannotRun   // nil when it runs
+	Shown                        shownConfig
+	Initial                      string
+	Badges                       []badge
+	Warnings                     []servers.Warning
+	Conflict                     bool
+	ToolRows                     []toolRow
+	ToolWarnings                 []servers.Warning
+	Diffs                        []toolReview // the changed tools, field by field
+	NewTools                     []toolReview // the new tools, every field
+	Logs                         *logsView    // the owner's only
+	CannotRun                    *cannotRun   // nil when it runs
 }
 
 // A toolRow is one listed tool and its state: offered, quarantined
