@@ -28,6 +28,9 @@ var restricted = map[string]string{
 	// The one renderer and sanitizer of Markdown shown in pages.
 	"github.com/yuin/goldmark":           "internal/guard/markdown",
 	"github.com/microcosm-cc/bluemonday": "internal/guard/markdown",
+	// The one place WebAuthn is spoken: passkeys and what they bind.
+	"github.com/go-webauthn/webauthn/webauthn": "internal/workspace/passkeys",
+	"github.com/go-webauthn/webauthn/protocol": "internal/workspace/passkeys",
 }
 
 // testSupportMay lists the restricted imports that a test-support package
