@@ -9,6 +9,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
+
+	"github.com/zero-dev/zero/internal/model"
+	"github.com/zero-dev/zero/internal/model/modeltest"
 )
 
 // addAuthenticator adds a CDP virtual authenticator to tab's page, as a
@@ -38,6 +41,63 @@ func removeAuthenticator(t *testing.T, tab context.Context, id webauthn.Authenti
 	}))
 }
 
+// addPasskeyOnPage adds the signed-in person's first passkey on the
+// Security page, with the tab's authenticator, and returns its credential
+// as the page shows it.
+func addPasskeyOnPage(t *testing.T, tab context.Context, srv *serveProcess) string {
+	t.Helper()
+	do(t, tab, chromedp.Navigate(srv.base+"/security"), chromedp.WaitVisible(chromedp.ID("no-passkeys")),
+		chromedp.SendKeys(chromedp.ID("new-passkey-name"), "virtual key"),
+		chromedp.Click(chromedp.ID("add-passkey")),
+		chromedp.WaitVisible(chromedp.CSS("table.passkeys code.credential")))
+	credential := run(t, tab, chromedp.Text(chromedp.CSS("table.passkeys code.credential")))
+	if name := run(t, tab, chromedp.Value(chromedp.CSS("table.passkeys input[name=name]"))); name != "virtual key" || len(credential) < 16 {
+		t.Fatalf("the passkey listed: %q %q", name, credential)
+	}
+	return credential
+}
+
+// auditActors returns the actor of each audit record of action, read by
+// the tab's signed-in page.
+func auditActors(t *testing.T, tab context.Context, action string) []string {
+	t.Helper()
+	var actors []string
+	out := inPage(t, tab, `return JSON.stringify((await send("GET", "/api/audit")).filter(r => r.action === `+jsString(action)+`).map(r => r.actor));`)
+	if err := json.Unmarshal([]byte(out), &actors); err != nil {
+		t.Fatal(err)
+	}
+	return actors
+}
+
+// TestBrowserPasskeyThreadApproval: with approvals needing a passkey, a
+// thread's tool call is allowed from its page with the passkey: the
+// thread page's script, refused with passkey_required, asks the
+// authenticator for that answer and sends it again; the run completes and
+// the answer's record names the credential.
+func TestBrowserPasskeyThreadApproval(t *testing.T) {
+	tab := browser(t)
+	srv := startServe(t, nil)
+	ms := modeltest.New(t)
+	ms.Push(
+		modeltest.Reply{Calls: []model.ToolCall{modeltest.Call("call_1", "tools__echo", `{"x": 1}`)}},
+		modeltest.Reply{Text: "The tool said x is 1."},
+	)
+	addAuthenticator(t, tab)
+	threadSetup(t, tab, srv, ms)
+	credential := addPasskeyOnPage(t, tab, srv)
+	newThread(t, tab, srv, "Passkey thread")
+	do(t, tab,
+		chromedp.SendKeys(chromedp.ID("prompt"), "Echo x=1, please."),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS(`.approval[data-status="pending"] button[data-answer="once"]`)),
+		chromedp.Click(chromedp.CSS(`.approval[data-status="pending"] button[data-answer="once"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="completed"]`)),
+	)
+	if actors := auditActors(t, tab, "thread.approval"); len(actors) != 1 || actors[0] != "user:owner passkey:"+credential {
+		t.Errorf("the answer's records: %q, want one by the credential %s", actors, credential)
+	}
+}
+
 // TestBrowserPasskeyApproval drives zero serve in headless Chromium at
 // http://localhost:PORT, the link it prints, with a CDP virtual
 // authenticator: the owner adds a passkey on the Security page, reads on
@@ -62,14 +122,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 		for (const name of ["alpha", "beta"]) await send("POST", "/api/servers", {config: {name, kind: "stdio", command: `+jsString(command)+`}});
 		return "";`)
 
-	do(t, tab, chromedp.Navigate(srv.base+"/security"), chromedp.WaitVisible(chromedp.ID("no-passkeys")),
-		chromedp.SendKeys(chromedp.ID("new-passkey-name"), "virtual key"),
-		chromedp.Click(chromedp.ID("add-passkey")),
-		chromedp.WaitVisible(chromedp.CSS("table.passkeys code.credential")))
-	credential := run(t, tab, chromedp.Text(chromedp.CSS("table.passkeys code.credential")))
-	if name := run(t, tab, chromedp.Value(chromedp.CSS("table.passkeys input[name=name]"))); name != "virtual key" || len(credential) < 16 {
-		t.Fatalf("the passkey listed: %q %q", name, credential)
-	}
+	credential := addPasskeyOnPage(t, tab, srv)
 	screenshot(t, tab, "security-passkey")
 
 	do(t, tab, chromedp.Navigate(srv.base+"/servers/1"), chromedp.WaitVisible(chromedp.ID("passkey-approve")))
