@@ -424,7 +424,7 @@ func (w *Workspace) showServer(rw http.ResponseWriter, r *http.Request, c *auth.
 	v.ToolRows, v.ToolWarnings = toolRows(s), servers.ToolWarnings(s)
 	v.Diffs, v.NewTools = toolReviews(s)
 	v.CannotRun = w.cannotRunOf(s.Config)
-	if req, err := w.passkeys.Required(r.Context(), w.ownerID); err == nil && req && c.Role == auth.Owner {
+	if w.showsPasskeyWords(r.Context(), c) {
 		// What the passkey prompt confirms, in its words (passkeys_api.go).
 		v.PasskeyApprove, v.PasskeyTools = approveWords(s.Config.Name, s.Fingerprint), toolSetWords(s.Config.Name, s.ListedToolSetHash)
 	}
@@ -628,7 +628,7 @@ func (w *Workspace) reviewForm(rw http.ResponseWriter, r *http.Request, c *auth.
 	if err != nil {
 		return err
 	}
-	return w.render(rw, r, c, http.StatusOK, "preview", "Review "+p.Config.Name, w.previewOf(c, id, p, sec, before, false))
+	return w.render(rw, r, c, http.StatusOK, "preview", "Review "+p.Config.Name, w.previewOf(r.Context(), c, id, p, sec, before, false))
 }
 
 // formProblems turns what is wrong with a typed configuration into the
@@ -645,7 +645,7 @@ func formProblems(err error) ([]string, int, bool) {
 	return nil, 0, false
 }
 
-func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec servers.Secrets, before *servers.Server, conflict bool) previewData {
+func (w *Workspace) previewOf(ctx context.Context, c *auth.Caller, id int64, p servers.Preview, sec servers.Secrets, before *servers.Server, conflict bool) previewData {
 	d := previewData{ID: id, Config: p.Config, Fingerprint: p.Fingerprint, Warnings: p.Warnings, Encoded: encodeConfig(p.Config),
 		Pending: w.sealPending(c, sec), SecretNames: secretNames(sec), Conflict: conflict, CanApprove: c.Role == auth.Owner,
 		CannotRun: w.cannotRunOf(p.Config)}
@@ -656,7 +656,7 @@ func (w *Workspace) previewOf(c *auth.Caller, id int64, p servers.Preview, sec s
 		stored = before.Secrets
 	}
 	d.Shown = showConfig(p.Config, stored, sec, c.Actor())
-	if req, err := w.passkeys.Required(context.Background(), w.ownerID); err == nil && req && d.CanApprove {
+	if w.showsPasskeyWords(ctx, c) {
 		d.PasskeyWords = newServerWords(p.Fingerprint)
 		if before != nil {
 			d.PasskeyWords = approveWords(before.Config.Name, p.Fingerprint)
@@ -716,9 +716,9 @@ func (w *Workspace) createServerPage(rw http.ResponseWriter, r *http.Request, c 
 	var cannot *servers.NotRunnableError
 	switch {
 	case errors.As(err, &ar):
-		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, ar.Preview, sec, nil, true))
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(r.Context(), c, 0, ar.Preview, sec, nil, true))
 	case errors.As(err, &cannot):
-		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, 0, cannot.Preview, sec, nil, false))
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(r.Context(), c, 0, cannot.Preview, sec, nil, false))
 	}
 	if problems, status, ok := formProblems(err); ok {
 		form := formData{Fields: fieldsOf(cfg), Problems: problems, Pending: w.sealPending(c, sec), PendingNames: secretNames(sec)}
@@ -790,11 +790,11 @@ func (w *Workspace) updateServerPage(rw http.ResponseWriter, r *http.Request, c 
 	var cannot *servers.NotRunnableError
 	switch {
 	case errors.As(err, &ar):
-		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, ar.Preview, sec, &before, true))
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(r.Context(), c, id, ar.Preview, sec, &before, true))
 	case errors.As(err, &cannot):
-		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(c, id, cannot.Preview, sec, &before, false))
+		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, w.previewOf(r.Context(), c, id, cannot.Preview, sec, &before, false))
 	case errors.As(err, &stale):
-		d := w.previewOf(c, id, stale.Preview, sec, &stale.Current, false)
+		d := w.previewOf(r.Context(), c, id, stale.Preview, sec, &stale.Current, false)
 		d.Stale = true
 		return w.render(rw, r, c, http.StatusConflict, "preview", "Review "+cfg.Name, d)
 	}

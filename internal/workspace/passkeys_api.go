@@ -272,6 +272,16 @@ func bodyValue(body []byte, form url.Values) func(string) string {
 	}
 }
 
+// showsPasskeyWords reports whether a review shows c what the passkey
+// confirms: c is the owner, and approvals need a passkey.
+func (w *Workspace) showsPasskeyWords(ctx context.Context, c *auth.Caller) bool {
+	if c.Role != auth.Owner {
+		return false
+	}
+	req, err := w.passkeys.Required(ctx, w.ownerID)
+	return err == nil && req
+}
+
 // approveWords says what approving a server confirms.
 func approveWords(name, fingerprint string) string {
 	return fmt.Sprintf("Approve server %q with fingerprint %s", name, prefix12(fingerprint))

@@ -37,9 +37,10 @@ func unsafeMethod(m string) bool {
 // keepBody reads the body of an unsafe browser request that is not a form
 // (already bounded by maxBody), so that the gate can bind an assertion to
 // its bytes after a handler has read them: r.Body and r.GetBody give the
-// same bytes. A form's values are parsed once, by r.ParseForm, and kept.
+// same bytes. A urlencoded form's values are parsed once, by r.ParseForm,
+// and kept; a multipart form is never confirmed (requestAction).
 func keepBody(r *http.Request) error {
-	if isForm(r) || r.Body == nil {
+	if ct := mediaType(r); ct == formURLEncoded || ct == multipartForm || r.Body == nil {
 		return nil
 	}
 	body, err := io.ReadAll(r.Body)
@@ -49,9 +50,15 @@ func keepBody(r *http.Request) error {
 	return err
 }
 
-func isForm(r *http.Request) bool {
+const (
+	formURLEncoded = "application/x-www-form-urlencoded"
+	multipartForm  = "multipart/form-data"
+)
+
+// mediaType is r's Content-Type without its parameters.
+func mediaType(r *http.Request) string {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data"
+	return ct
 }
 
 // passkeyNeeded reports whether a request by c with method, to a route
@@ -84,10 +91,10 @@ func requestAction(r *http.Request, c *auth.Caller) (passkeys.Action, []byte, er
 		}
 		assertion = raw
 	}
-	if isForm(r) {
-		if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
-			return a, nil, errors.New("a change that needs a passkey is sent as a urlencoded form or as JSON")
-		}
+	switch mediaType(r) {
+	case multipartForm:
+		return a, nil, errors.New("a change that needs a passkey is sent as a urlencoded form or as JSON")
+	case formURLEncoded:
 		if err := r.ParseForm(); err != nil {
 			return a, nil, err
 		}

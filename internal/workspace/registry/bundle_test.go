@@ -228,3 +228,36 @@ func TestBundleConfig(t *testing.T) {
 
 // cmpEmpty takes a nil map and an empty one as equal.
 var cmpEmpty = cmp.FilterValues(func(a, b map[string]string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+
+// TestUnpackBundleConcurrently: drafts of one bundle made at once each
+// unpack it into a fresh folder of their own and rename it into place;
+// whichever rename comes second finds the folder whole and takes it, so
+// every one succeeds and the folder holds the bundle once.
+func TestUnpackBundleConcurrently(t *testing.T) {
+	parent := t.TempDir()
+	zipPath := filepath.Join(parent, "b.mcpb")
+	if err := os.WriteFile(zipPath, makeZip(t, zipFile{name: "manifest.json", body: "{}"}, zipFile{name: "server/index.js", body: "// a server"}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "unpacked")
+	start := make(chan struct{})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			<-start
+			errs <- unpackBundle(zipPath, dir, defaultBundleLimits)
+		}()
+	}
+	close(start)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent unpacking: %v", err)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "server", "index.js")); err != nil || string(got) != "// a server" {
+		t.Errorf("the unpacked bundle: %q %v", got, err)
+	}
+	if names, _ := os.ReadDir(parent); len(names) != 2 {
+		t.Errorf("left beside the bundle: %v", names)
+	}
+}

@@ -150,8 +150,8 @@ type Declared struct {
 // privileges) and with no environment beyond its declared variables. An
 // mcpb bundle is fetched through o.HTTP, checked against fileSha256, kept
 // and unpacked under $ZERO_HOME/registry/mcpb, and run as its
-// manifest.json says, within what [bundleConfig] allows. A package speaks stdio; one that serves
-// HTTP itself is refused. A remote is a streamable-http (kind http) or sse
+// manifest.json says, within what [bundleConfig] allows. A package speaks
+// stdio; one that serves HTTP itself is refused. A remote is a streamable-http (kind http) or sse
 // server at an https URL.
 //
 // Declared environment variables and headers become the configuration's
@@ -217,18 +217,17 @@ func (d *deriver) derive(ctx context.Context, l Listed, o DeriveOptions) (Draft,
 		}
 		if p.RegistryType == "mcpb" {
 			draft.Bundle = bundleDir(o.Home, p.FileSHA256)
-			if o.NoDownload && !isDir(draft.Bundle) {
-				draft.BundlePending = true
-				return draft, nil
-			}
-			if !o.NoDownload {
-				file := bundlePath(o.Home, p.FileSHA256)
+			switch file := bundlePath(o.Home, p.FileSHA256); {
+			case !o.NoDownload:
 				if err := fetchBundle(ctx, o, p, file); err != nil {
 					return Draft{}, err
 				}
 				if err := unpackBundle(file, draft.Bundle, defaultBundleLimits); err != nil {
 					return Draft{}, err
 				}
+			case !isDir(draft.Bundle): // a preview, before any draft fetched it
+				draft.BundlePending = true
+				return draft, nil
 			}
 			if err := bundleConfig(&cfg, &sec, draft.Bundle, o); err != nil {
 				return Draft{}, err

@@ -74,17 +74,22 @@
     });
   }
   // request sends a JSON request, with an assertion when the workspace
-  // answers that it needs one.
+  // answers that it needs one. It resolves to {ok, status, data, code,
+  // message}, a failure to reach the workspace or to confirm included.
   function request(method, path, body, say) {
     var text = body === undefined ? undefined : JSON.stringify(body);
     return send(method, path, text).then(function (res) {
       if (res.status !== 403 || res.code !== "passkey_required") return res;
       return confirm(method, path, "body", text === undefined ? "" : text, say).then(function (assertion) {
         return send(method, path, text, assertion);
+      }, function (err) {
+        return { ok: false, status: 0, data: null, code: "passkey", message: "Your passkey did not confirm it: " + err.message };
       });
+    }, function () {
+      return { ok: false, status: 0, data: null, code: "network", message: "The workspace did not answer: is zero serve running?" };
     });
   }
-  window.zeroPasskey = { confirm: confirm, header: header, request: request };
+  window.zeroPasskey = { confirm: confirm, request: request };
 
   function problem(form, text) {
     var p = form.querySelector(".passkey-problem");

@@ -11,7 +11,6 @@
   var threadID = root.dataset.thread;
   if (!/^[0-9]+$/.test(threadID)) return;
   var base = "/api/threads/" + threadID;
-  var csrf = root.dataset.csrf || "";
   var canWrite = root.dataset.writer === "true";
   var canApprove = root.dataset.approver === "true";
   var lastSeq = Number(root.dataset.lastSeq) || 0; // the server rendered the events up to it
@@ -168,32 +167,9 @@
   // --- The JSON API ------------------------------------------------------
 
   // api sends a JSON request; one the workspace answers needs your
-  // passkey is confirmed by it (static/passkey.js) and sent again.
-  function api(method, path, body, assertion) {
-    var text = body === undefined ? undefined : JSON.stringify(body);
-    var headers = { "Content-Type": "application/json", "X-CSRF-Token": csrf };
-    if (assertion) headers["Zero-Passkey"] = window.zeroPasskey.header(assertion);
-    return fetch(path, {
-      method: method,
-      mode: "same-origin",
-      credentials: "same-origin",
-      headers: headers,
-      body: text
-    }).then(function (res) {
-      return res.json().catch(function () { return null; }).then(function (data) {
-        var e = (data && data.error) || {};
-        return { ok: res.ok, status: res.status, data: data, code: e.code || "", message: e.message || "" };
-      });
-    }, function () {
-      return { ok: false, status: 0, data: null, code: "network", message: "The workspace did not answer: is zero serve running?" };
-    }).then(function (res) {
-      if (assertion || res.code !== "passkey_required" || !window.zeroPasskey) return res;
-      return window.zeroPasskey.confirm(method, path, "body", text === undefined ? "" : text).then(function (a) {
-        return a ? api(method, path, body, a) : res;
-      }, function (err) {
-        return { ok: false, status: 0, data: null, code: "passkey", message: "Your passkey did not confirm it: " + err.message };
-      });
-    });
+  // passkey is confirmed by it and sent again (static/passkey.js).
+  function api(method, path, body) {
+    return window.zeroPasskey.request(method, path, body);
   }
 
   function failure(res, what) {
